@@ -1,0 +1,32 @@
+package v1beta1
+
+// ConditionSucceeded is the one condition type a TaskRun reports: Unknown while
+// it runs, True when every step exited 0, False when it failed.
+const ConditionSucceeded = "Succeeded"
+
+// TaskRunReason is the reason of a TaskRun's Succeeded condition.
+type TaskRunReason string
+
+// The reasons of the Succeeded condition (see docs/lifecycle.md).
+const (
+	// ReasonPending: started; the Pod is not yet running a step.
+	ReasonPending TaskRunReason = "Pending"
+	// ReasonWaitingForTask: the referenced Task does not exist (yet).
+	ReasonWaitingForTask TaskRunReason = "WaitingForTask"
+	// ReasonRunning: a step is running.
+	ReasonRunning TaskRunReason = "Running"
+	// ReasonSucceeded: every step exited 0.
+	ReasonSucceeded TaskRunReason = "Succeeded"
+	// ReasonStepFailed: a step exited non-zero.
+	ReasonStepFailed TaskRunReason = "StepFailed"
+	// ReasonTimeout: the run did not finish within its timeout.
+	ReasonTimeout TaskRunReason = "TaskRunTimeout"
+	// ReasonCancelled: spec.status asked for cancellation.
+	ReasonCancelled TaskRunReason = "TaskRunCancelled"
+	// ReasonInvalidParams: params with no default were given no value.
+	ReasonInvalidParams TaskRunReason = "InvalidParams"
+	// ReasonPodFailed: the Pod failed for a reason other than a step.
+	ReasonPodFailed TaskRunReason = "PodFailed"
+	// ReasonFailed: only from conversion, when a v1alpha1 writer set phase Failed.
+	ReasonFailed TaskRunReason = "Failed"
+)

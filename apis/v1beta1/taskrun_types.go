@@ -1,0 +1,170 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TaskRunSpec says which Task to run and how. Only Status may change after
+// creation; the API server enforces that.
+//
+// +kubebuilder:validation:XValidation:rule="self.taskRef == oldSelf.taskRef",message="taskRef is immutable",fieldPath=".taskRef"
+// +kubebuilder:validation:XValidation:rule="has(self.params) == has(oldSelf.params) && (!has(self.params) || self.params == oldSelf.params)",message="params are immutable",fieldPath=".params"
+// +kubebuilder:validation:XValidation:rule="has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || self.timeout == oldSelf.timeout)",message="timeout is immutable",fieldPath=".timeout"
+type TaskRunSpec struct {
+	// TaskRef names the Task to run.
+	// +required
+	TaskRef TaskRef `json:"taskRef"`
+
+	// Params give values to the Task's params. Values the Task does not
+	// declare are ignored.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=50
+	Params []Param `json:"params,omitempty"`
+
+	// Timeout bounds the run, counted from status.startTime: a Go duration such
+	// as 1h30m. Absent means the controller's default; 0s means no timeout.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^-?([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="timeout must not be negative"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// Status asks the controller to cancel the run when set to Cancelled.
+	// +optional
+	Status TaskRunSpecStatus `json:"status,omitempty"`
+}
+
+// TaskRef names a Task in the TaskRun's namespace.
+type TaskRef struct {
+	// Name is the Task's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Param is a run's value for one of its Task's params.
+type Param struct {
+	// Name is the Task param this value is for.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_][a-zA-Z0-9_-]*$`
+	Name string `json:"name"`
+
+	// Value replaces $(params.NAME) in the Task's steps.
+	// +required
+	Value string `json:"value"`
+}
+
+// TaskRunSpecStatus is a request a user makes of a running TaskRun.
+// +kubebuilder:validation:Enum=Cancelled
+type TaskRunSpecStatus string
+
+// TaskRunSpecStatusCancelled asks the controller to stop the run.
+const TaskRunSpecStatusCancelled TaskRunSpecStatus = "Cancelled"
+
+// TaskRunStatus is the observed state of a TaskRun.
+type TaskRunStatus struct {
+	// Conditions hold the Succeeded condition, the run's summary.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// PodName is the Pod that runs the steps.
+	// +optional
+	PodName string `json:"podName,omitempty"`
+
+	// StartTime is when the run started; the timeout counts from it.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the run finished.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Steps report each step's state, in the Task's order.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Steps []StepState `json:"steps,omitempty"`
+}
+
+// StepContainerState is the state of a step's container.
+// +kubebuilder:validation:Enum=Waiting;Running;Terminated
+type StepContainerState string
+
+// The states of a step's container, as the kubelet reports them.
+const (
+	StepWaiting    StepContainerState = "Waiting"
+	StepRunning    StepContainerState = "Running"
+	StepTerminated StepContainerState = "Terminated"
+)
+
+// StepState reports one step of a run.
+type StepState struct {
+	// Name is the step's name in the Task.
+	// +required
+	Name string `json:"name"`
+
+	// State is the step container's state.
+	// +optional
+	State StepContainerState `json:"state,omitempty"`
+
+	// ExitCode is set once the step has terminated.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+
+	// Reason is the container's reason for its state, if any.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// StartedAt is when the step's container started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+
+	// FinishedAt is when the step's container finished.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+}
+
+// TaskRun runs a Task once, as one Pod.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=tr,categories=minitask
+// +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.spec.taskRef.name`
+// +kubebuilder:printcolumn:name="Succeeded",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].reason`
+// +kubebuilder:printcolumn:name="StartTime",type=date,JSONPath=`.status.startTime`
+// +kubebuilder:printcolumn:name="CompletionTime",type=date,JSONPath=`.status.completionTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type TaskRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec TaskRunSpec `json:"spec"`
+	// +optional
+	Status TaskRunStatus `json:"status,omitempty"`
+}
+
+// TaskRunList is a list of TaskRuns.
+//
+// +kubebuilder:object:root=true
+type TaskRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TaskRun `json:"items"`
+}
+
+// Hub marks v1beta1 TaskRun as the version every other one converts through.
+func (*TaskRun) Hub() {}
+
+func init() {
+	SchemeBuilder.Register(&TaskRun{}, &TaskRunList{})
+}
