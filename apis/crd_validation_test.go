@@ -1,0 +1,154 @@
+package apis_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// validationCase is one object the API server must reject. When base is set,
+// base is created first (it must be valid) and then updated with the invalid
+// object, through the status subresource when status is true.
+type validationCase struct {
+	base   string
+	obj    string
+	status bool
+	// field is the path the API server's message must name.
+	field string
+}
+
+func TestAPIServerRejectsInvalidObjects(t *testing.T) {
+	const (
+		alphaTask = "apiVersion: minitask.dev/v1alpha1\nkind: Task\nmetadata: {name: t}\n"
+		betaTask  = "apiVersion: minitask.dev/v1beta1\nkind: Task\nmetadata: {name: t}\n"
+		alphaRun  = "apiVersion: minitask.dev/v1alpha1\nkind: TaskRun\nmetadata: {name: r}\n"
+		betaRun   = "apiVersion: minitask.dev/v1beta1\nkind: TaskRun\nmetadata: {name: r}\n"
+		oneStep   = "  steps: [{name: a, image: alpine}]\n"
+	)
+	longName := strings.Repeat("a", 64)
+	manySteps := "spec:\n  steps:\n"
+	for i := range 51 {
+		manySteps += "  - {name: s" + itoa(i) + ", image: alpine}\n"
+	}
+
+	cases := map[string]validationCase{
+		"v1alpha1 Task with an empty steps list": {
+			obj: alphaTask + "spec: {steps: []}", field: "spec.steps"},
+		"v1alpha1 Task without spec": {
+			obj: alphaTask, field: "spec"},
+		"v1alpha1 Task with more than 50 steps": {
+			obj: alphaTask + manySteps, field: "spec.steps"},
+		"v1alpha1 Task with a step name that is not a DNS label": {
+			obj: alphaTask + "spec:\n  steps: [{name: Build_1, image: alpine}]", field: "spec.steps[0].name"},
+		"v1alpha1 Task with a step name over 63 characters": {
+			obj: alphaTask + "spec:\n  steps: [{name: " + longName + ", image: alpine}]", field: "spec.steps[0].name"},
+		"v1alpha1 Task with duplicate step names": {
+			obj: alphaTask + "spec:\n  steps: [{name: a, image: alpine}, {name: a, image: busybox}]", field: "spec.steps[1]"},
+		"v1alpha1 Task with a step missing its image": {
+			obj: alphaTask + "spec:\n  steps: [{name: a}]", field: "spec.steps[0].image"},
+		"v1beta1 Task with an empty image": {
+			obj: betaTask + "spec:\n  steps: [{name: a, image: ''}]", field: "spec.steps[0].image"},
+		"v1beta1 Task without steps": {
+			obj: betaTask + "spec: {description: nothing to do}", field: "spec.steps"},
+		"v1beta1 Task with duplicate param names": {
+			obj: betaTask + "spec:\n  params: [{name: p}, {name: p}]\n" + oneStep, field: "spec.params[1]"},
+		"v1beta1 Task with a param name starting with a digit": {
+			obj: betaTask + "spec:\n  params: [{name: 1p}]\n" + oneStep, field: "spec.params[0].name"},
+		"v1alpha1 TaskRun without taskRef": {
+			obj: alphaRun + "spec: {}", field: "spec.taskRef"},
+		"v1alpha1 TaskRun changing taskRef after creation": {
+			base: alphaRun + "spec: {taskRef: a}", obj: alphaRun + "spec: {taskRef: b}", field: "spec.taskRef"},
+		"v1alpha1 TaskRun status with an unknown phase": {
+			base: alphaRun + "spec: {taskRef: a}", obj: alphaRun + "spec: {taskRef: a}\nstatus: {phase: Done}",
+			status: true, field: "status.phase"},
+		"v1beta1 TaskRun without taskRef.name": {
+			obj: betaRun + "spec: {taskRef: {}}", field: "spec.taskRef.name"},
+		"v1beta1 TaskRun with a negative timeout": {
+			obj: betaRun + "spec: {taskRef: {name: a}, timeout: -1m}", field: "spec.timeout"},
+		"v1beta1 TaskRun with a timeout that is not a duration": {
+			obj: betaRun + "spec: {taskRef: {name: a}, timeout: soon}", field: "spec.timeout"},
+		"v1beta1 TaskRun with an unknown spec.status": {
+			obj: betaRun + "spec: {taskRef: {name: a}, status: Stopped}", field: "spec.status"},
+		"v1beta1 TaskRun with duplicate param names": {
+			obj: betaRun + "spec: {taskRef: {name: a}, params: [{name: p, value: x}, {name: p, value: y}]}", field: "spec.params[1]"},
+		"v1beta1 TaskRun changing taskRef.name after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: b}}", field: "spec.taskRef"},
+		"v1beta1 TaskRun changing params after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, params: [{name: p, value: x}]}",
+			obj:  betaRun + "spec: {taskRef: {name: a}, params: [{name: p, value: y}]}", field: "spec.params"},
+		"v1beta1 TaskRun adding a timeout after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}, timeout: 1h}", field: "spec.timeout"},
+		"v1beta1 TaskRun status with an unknown step state": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, state: Sleeping}]}",
+			status: true, field: "status.steps[0].state"},
+	}
+
+	ctx := context.Background()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ns := env.Namespace(t)
+			obj := mustUnstructured(t, tc.obj, ns)
+			var err error
+			switch {
+			case tc.base == "":
+				err = env.Client.Create(ctx, obj)
+			default:
+				base := mustUnstructured(t, tc.base, ns)
+				if err := env.Client.Create(ctx, base); err != nil {
+					t.Fatalf("creating the valid base object: %v", err)
+				}
+				obj.SetResourceVersion(base.GetResourceVersion())
+				if tc.status {
+					err = env.Client.Status().Update(ctx, obj)
+				} else {
+					err = env.Client.Update(ctx, obj)
+				}
+			}
+			if err == nil {
+				t.Fatalf("the API server accepted the object; want it rejected naming %s", tc.field)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want an Invalid error naming %s, got: %v", tc.field, err)
+			}
+			if !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("error does not name the field %q: %v", tc.field, err)
+			}
+		})
+	}
+}
+
+// TestAPIServerAllowsCancellingARun pins the one spec change a TaskRun allows.
+func TestAPIServerAllowsCancellingARun(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	run := mustUnstructured(t, "apiVersion: minitask.dev/v1beta1\nkind: TaskRun\nmetadata: {name: r}\n"+
+		"spec: {taskRef: {name: a}, params: [{name: p, value: x}], timeout: 1h}", ns)
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatalf("creating run: %v", err)
+	}
+	if err := unstructured.SetNestedField(run.Object, "Cancelled", "spec", "status"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Update(ctx, run); err != nil {
+		t.Fatalf("setting spec.status: Cancelled was rejected: %v", err)
+	}
+}
+
+func mustUnstructured(t *testing.T, doc, namespace string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatalf("parsing test object: %v\n%s", err, doc)
+	}
+	u.SetNamespace(namespace)
+	return u
+}
+
+// itoa names the i-th generated step with two letters (aa, ab, ...).
+func itoa(i int) string {
+	return string(rune('a'+i/26)) + string(rune('a'+i%26))
+}

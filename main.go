@@ -1,0 +1,149 @@
+// Command manager runs the minitask controller and its webhooks: conversion
+// between v1alpha1 and v1beta1, validation of Tasks, and the TaskRun reconciler.
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"os"
+	"path/filepath"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/webhooks"
+)
+
+// options are the manager's command-line flags, named as kubebuilder v4 names
+// them so that deployment tooling can drive the manager.
+type options struct {
+	metricsAddr      string
+	metricsSecure    bool
+	probeAddr        string
+	leaderElect      bool
+	enableHTTP2      bool
+	webhookPort      int
+	webhookCertPath  string
+	webhookCertName  string
+	webhookCertKey   string
+	defaultTimeout   time.Duration
+	maxConcurrent    int
+	enableController bool
+}
+
+func parseFlags() (options, zap.Options) {
+	var o options
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", "0",
+		"The address the metrics endpoint binds to, e.g. :8443 (HTTPS) or :8080 (HTTP); 0 disables it.")
+	flag.BoolVar(&o.metricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS, for authenticated and authorized clients only.")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the health and readiness probes bind to.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false,
+		"Elect a leader so that only one replica reconciles; every replica serves the webhooks.")
+	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
+		"Serve HTTP/2 on the webhook and metrics servers (off by default: CVE-2023-44487 rapid reset).")
+	flag.IntVar(&o.webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
+	flag.StringVar(&o.webhookCertPath, "webhook-cert-path", "", "The directory holding the webhook server's certificate.")
+	flag.StringVar(&o.webhookCertName, "webhook-cert-name", "tls.crt", "The webhook certificate file's name.")
+	flag.StringVar(&o.webhookCertKey, "webhook-cert-key", "tls.key", "The webhook key file's name.")
+	flag.DurationVar(&o.defaultTimeout, "default-timeout", time.Hour,
+		"The timeout of a TaskRun whose spec.timeout is absent; 0 means none.")
+	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", controllers.DefaultMaxConcurrentReconciles,
+		"How many TaskRuns are reconciled at once.")
+	flag.BoolVar(&o.enableController, "enable-controller", true,
+		"Run the TaskRun controller; false serves only the webhooks.")
+	zo := zap.Options{Development: true}
+	zo.BindFlags(flag.CommandLine)
+	flag.Parse()
+	return o, zo
+}
+
+func main() {
+	o, zo := parseFlags()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
+	log := ctrl.Log.WithName("setup")
+	if err := run(o); err != nil {
+		log.Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	log := ctrl.Log.WithName("setup")
+	tlsOpts := []func(*tls.Config){func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }}
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+
+	webhookOpts := webhook.Options{Port: o.webhookPort, TLSOpts: tlsOpts}
+	var watchers []*certwatcher.CertWatcher
+	if o.webhookCertPath != "" {
+		w, err := certwatcher.New(filepath.Join(o.webhookCertPath, o.webhookCertName),
+			filepath.Join(o.webhookCertPath, o.webhookCertKey))
+		if err != nil {
+			return err
+		}
+		watchers = append(watchers, w)
+		webhookOpts.TLSOpts = append(webhookOpts.TLSOpts, func(c *tls.Config) { c.GetCertificate = w.GetCertificate })
+	}
+
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure, TLSOpts: tlsOpts}
+	if o.metricsSecure {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                        scheme.New(),
+		Cache:                         controllers.CacheOptions(),
+		Metrics:                       metricsOpts,
+		WebhookServer:                 webhook.NewServer(webhookOpts),
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "minitask.minitask.dev",
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range watchers {
+		if err := mgr.Add(w); err != nil {
+			return err
+		}
+	}
+
+	if err := webhooks.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if o.enableController {
+		r := &controllers.TaskRunReconciler{
+			Client:                  mgr.GetClient(),
+			Scheme:                  mgr.GetScheme(),
+			Recorder:                mgr.GetEventRecorderFor("minitask-controller"),
+			DefaultTimeout:          o.defaultTimeout,
+			MaxConcurrentReconciles: o.maxConcurrent,
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	// Ready only once the webhook server serves: the API server calls it for
+	// every v1alpha1 read and every Task write.
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+
+	log.Info("starting manager", "webhookPort", o.webhookPort, "leaderElect", o.leaderElect)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
