@@ -19,6 +19,7 @@ import (
 
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/internal/storagemigration"
 	"github.com/minitask-dev/minitask/webhooks"
 )
 
@@ -37,6 +38,7 @@ type options struct {
 	defaultTimeout   time.Duration
 	maxConcurrent    int
 	enableController bool
+	storageMigration bool
 }
 
 func parseFlags() (options, zap.Options) {
@@ -60,6 +62,8 @@ func parseFlags() (options, zap.Options) {
 		"How many TaskRuns are reconciled at once.")
 	flag.BoolVar(&o.enableController, "enable-controller", true,
 		"Run the TaskRun controller; false serves only the webhooks.")
+	flag.BoolVar(&o.storageMigration, "storage-migration", true,
+		"While leader, rewrite objects still stored in an old API version and trim the CRDs' status.storedVersions.")
 	zo := zap.Options{Development: true}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -131,6 +135,13 @@ func run(o options) error {
 			MaxConcurrentReconciles: o.maxConcurrent,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+
+	if o.storageMigration {
+		m := &storagemigration.Migrator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}
+		if err := mgr.Add(m); err != nil {
 			return err
 		}
 	}

@@ -57,6 +57,8 @@ type Env struct {
 	Kubectl string
 	// RepoRoot is the repository's top directory.
 	RepoRoot string
+	// EtcdEndpoint is etcd's client URL, for tests that check what is stored.
+	EtcdEndpoint string
 
 	env          *envtest.Environment
 	stopWebhooks func()
@@ -111,7 +113,8 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest (assets in %s): %w", assets, err)
 	}
-	e := &Env{Config: cfg, Scheme: s, RepoRoot: root, env: env, Kubectl: filepath.Join(assets, "kubectl")}
+	e := &Env{Config: cfg, Scheme: s, RepoRoot: root, env: env, Kubectl: filepath.Join(assets, "kubectl"),
+		EtcdEndpoint: env.ControlPlane.Etcd.URL.String()}
 	if err := e.init(); err != nil {
 		_ = e.Stop()
 		return nil, err
