@@ -1,0 +1,172 @@
+package validation
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+const notName = ` does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`
+
+func TestValidateTask(t *testing.T) {
+	tests := map[string]struct {
+		task *v1beta1.Task
+		want []string
+	}{
+		"no params used": {
+			task: newTask("t").step("build", "alpine:3", "echo hi").obj(),
+		},
+		"shell syntax is not a param": {
+			task: newTask("t").step("build", "alpine:3", `echo "$HOME" $(date) ${X}`).obj(),
+		},
+		"declared with default": {
+			task: newTask("t").paramDefault("greeting", "hello").
+				step("say", "alpine:3", `echo "$(params.greeting)"`).obj(),
+		},
+		"declared without default": {
+			task: newTask("t").param("greeting").
+				step("say", "alpine:3", `echo "$(params.greeting)"`).obj(),
+		},
+		"declared params in image and script": {
+			task: newTask("t").param("tag").paramDefault("greeting", "").
+				step("say", "alpine:$(params.tag)", "echo $(params.greeting) $(params.greeting)").obj(),
+		},
+		"undeclared in image": {
+			task: newTask("t").step("build", "alpine:$(params.tag)", "").obj(),
+			want: []string{`spec.steps[0].image: Invalid value: "$(params.tag)": step "build" uses undeclared param "tag"`},
+		},
+		"undeclared in script": {
+			task: newTask("t").paramDefault("name", "x").
+				step("clone", "git", "git clone $(params.name)").
+				step("build", "alpine:3", "echo $(params.greeting)").obj(),
+			want: []string{`spec.steps[1].script: Invalid value: "$(params.greeting)": step "build" uses undeclared param "greeting"`},
+		},
+		"names are case sensitive": {
+			task: newTask("t").param("greeting").step("say", "alpine:3", "echo $(params.Greeting)").obj(),
+			want: []string{`spec.steps[0].script: Invalid value: "$(params.Greeting)": step "say" uses undeclared param "Greeting"`},
+		},
+		"a param repeated in one field is reported once": {
+			task: newTask("t").step("say", "alpine:3", "echo $(params.x) $(params.x)").obj(),
+			want: []string{`spec.steps[0].script: Invalid value: "$(params.x)": step "say" uses undeclared param "x"`},
+		},
+		"several problems at once, in order": {
+			task: newTask("t").param("ok").
+				step("one", "img:$(params.tag)", "echo $(params.ok) $(params.a) $(params.b)").
+				step("two", "alpine:3", "echo $(params.).").
+				step("three", "$(params.tag)", "echo $(params.a)").obj(),
+			want: []string{
+				`spec.steps[0].image: Invalid value: "$(params.tag)": step "one" uses undeclared param "tag"`,
+				`spec.steps[0].script: Invalid value: "$(params.a)": step "one" uses undeclared param "a"`,
+				`spec.steps[0].script: Invalid value: "$(params.b)": step "one" uses undeclared param "b"`,
+				`spec.steps[1].script: Invalid value: step "two": malformed param reference "$(params.)": empty name`,
+				`spec.steps[2].image: Invalid value: "$(params.tag)": step "three" uses undeclared param "tag"`,
+				`spec.steps[2].script: Invalid value: "$(params.a)": step "three" uses undeclared param "a"`,
+			},
+		},
+		"malformed: empty name": {
+			task: newTask("t").step("build", "alpine:3", "echo $(params.)").obj(),
+			want: []string{`spec.steps[0].script: Invalid value: step "build": malformed param reference "$(params.)": empty name`},
+		},
+		"malformed: unclosed": {
+			task: newTask("t").param("x").step("build", "alpine:3", "echo $(params.x").obj(),
+			want: []string{`spec.steps[0].script: Invalid value: step "build": malformed param reference "$(params.x": missing ")"`},
+		},
+		"malformed: unclosed without name": {
+			task: newTask("t").step("build", "alpine:$(params.", "").obj(),
+			want: []string{`spec.steps[0].image: Invalid value: step "build": malformed param reference "$(params.": missing ")"`},
+		},
+		"malformed: bad name even if declared-looking": {
+			task: newTask("t").param("a").step("build", "alpine:3", "echo $(params.a b)").obj(),
+			want: []string{`spec.steps[0].script: Invalid value: step "build": malformed param reference "$(params.a b)": name "a b"` + notName},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, err := range validateTask(tc.task) {
+				got = append(got, err.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("validateTask (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTaskValidator(t *testing.T) {
+	valid := newTask("greet").param("greeting").step("say", "alpine:3", "echo $(params.greeting)").obj()
+	undeclared := newTask("greet").step("say", "alpine:3", "echo $(params.greeting)").obj()
+	undeclaredRelabelled := undeclared.DeepCopy()
+	undeclaredRelabelled.Labels = map[string]string{"team": "a"}
+	undeclaredEdited := newTask("greet").step("say", "alpine:4", "echo $(params.greeting)").obj()
+
+	const invalidMsg = `Task.minitask.dev "greet" is invalid: spec.steps[0].script: Invalid value: "$(params.greeting)": step "say" uses undeclared param "greeting"`
+	v := taskValidator{}
+	ctx := context.Background()
+	tests := map[string]struct {
+		validate func() error
+		want     string
+	}{
+		"create valid":   {validate: func() error { _, err := v.ValidateCreate(ctx, valid); return err }},
+		"create invalid": {validate: func() error { _, err := v.ValidateCreate(ctx, undeclared); return err }, want: invalidMsg},
+		"update to valid": {
+			validate: func() error { _, err := v.ValidateUpdate(ctx, undeclared, valid); return err },
+		},
+		"update to invalid": {
+			validate: func() error { _, err := v.ValidateUpdate(ctx, valid, undeclared); return err }, want: invalidMsg,
+		},
+		"update of an invalid spec that stays invalid": {
+			validate: func() error { _, err := v.ValidateUpdate(ctx, undeclared, undeclaredEdited); return err }, want: invalidMsg,
+		},
+		"update that leaves an invalid spec as it was": {
+			validate: func() error { _, err := v.ValidateUpdate(ctx, undeclared, undeclaredRelabelled); return err },
+		},
+		"delete invalid": {validate: func() error { _, err := v.ValidateDelete(ctx, undeclared); return err }},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := tc.validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+				if !apierrors.IsInvalid(err) {
+					t.Errorf("error %q is not an Invalid status", got)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestInvalidStatusNamesFields checks the status the API server relays: its
+// causes carry the field paths that kubectl prints.
+func TestInvalidStatusNamesFields(t *testing.T) {
+	task := newTask("greet").step("a", "$(params.x)", "").step("b", "alpine:3", "echo $(params.y)").obj()
+	_, err := taskValidator{}.ValidateCreate(context.Background(), task)
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		t.Fatalf("ValidateCreate error %v is not an API status", err)
+	}
+	var got []string
+	for _, c := range status.Status().Details.Causes {
+		got = append(got, c.Field+" "+string(c.Type))
+	}
+	want := []string{"spec.steps[0].image FieldValueInvalid", "spec.steps[1].script FieldValueInvalid"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("causes (-want +got):\n%s", diff)
+	}
+	if d := status.Status().Details; d.Kind != "Task" || d.Group != "minitask.dev" || d.Name != "greet" {
+		t.Errorf("details name %s.%s %q, want Task.minitask.dev \"greet\"", d.Kind, d.Group, d.Name)
+	}
+	if !strings.Contains(status.Status().Message, `step "b" uses undeclared param "y"`) {
+		t.Errorf("message %q does not name step b and param y", status.Status().Message)
+	}
+}
