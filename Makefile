@@ -32,7 +32,7 @@ tools: ## Build or reuse the pinned local Kubernetes toolchain.
 manifests: ## Generate the CRDs, RBAC role and webhook configuration from markers.
 	@$(TOOLS) controller-gen
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook \
-		paths="./apis/...;./controllers/...;./webhooks/..." \
+		paths="./apis/...;./controllers/...;./webhooks/...;./internal/..." \
 		output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
@@ -75,8 +75,8 @@ build: ## Build the manager into bin/.
 	go build -o bin/manager .
 
 .PHONY: run
-run: build ## Bring up a local cluster with the controller and run the samples.
-	@$(TOOLS)
+run: build ## Run the manager on a local cluster (kwok), show the samples; Ctrl-C tears it down.
+	@$(TOOLS) kubernetes etcd kwok
 	hack/local-cluster.sh up
 
 .PHONY: bench

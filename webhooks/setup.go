@@ -7,19 +7,27 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 	"github.com/minitask-dev/minitask/webhooks/validation"
 )
 
 // SetupWithManager registers the conversion and validation webhooks on mgr's
-// webhook server. The manager and the test environment both call it, so tests
-// exercise exactly what ships.
+// webhook server, one builder per kind. The manager and the test environment
+// both call it, so tests exercise exactly what ships.
 func SetupWithManager(mgr ctrl.Manager) error {
-	if err := conversion.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up conversion webhooks: %w", err)
+	err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).
+		WithConverter(conversion.NewTaskConverter).
+		WithValidator(validation.TaskValidator{}).
+		Complete()
+	if err != nil {
+		return fmt.Errorf("registering the Task webhooks: %w", err)
 	}
-	if err := validation.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up validation webhooks: %w", err)
+	err = ctrl.NewWebhookManagedBy(mgr, &v1beta1.TaskRun{}).
+		WithConverter(conversion.NewTaskRunConverter).
+		Complete()
+	if err != nil {
+		return fmt.Errorf("registering the TaskRun webhooks: %w", err)
 	}
 	return nil
 }

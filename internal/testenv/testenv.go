@@ -233,12 +233,14 @@ func (e *Env) Namespace(t testing.TB) string {
 	return ns.Name
 }
 
-// RunKubectl runs the matching kubectl against the API server and returns its
-// combined output.
-func (e *Env) RunKubectl(args ...string) (string, error) {
+// RunKubectl runs the matching kubectl against the API server and returns
+// what it printed on stdout and on stderr (where warnings go).
+func (e *Env) RunKubectl(args ...string) (stdout, stderr string, err error) {
+	var out, errOut strings.Builder
 	cmd := exec.Command(e.Kubectl, append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 func waitForTLS(addr string, timeout time.Duration) error {

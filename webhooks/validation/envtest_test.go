@@ -143,13 +143,13 @@ spec:
 	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := env.RunKubectl("apply", "-f", file)
+	out, stderr, err := env.RunKubectl("apply", "-f", file)
 	if err == nil {
 		t.Fatalf("kubectl apply succeeded, want it rejected:\n%s", out)
 	}
 	want := `spec.steps[1].script: Invalid value: "$(params.greeting)": step "build" uses undeclared param "greeting"`
-	if !strings.Contains(out, want) {
-		t.Errorf("kubectl apply printed:\n%s\nwant it to contain:\n%s", out, want)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("kubectl apply printed:\n%s\nwant it to contain:\n%s", stderr, want)
 	}
 }
 

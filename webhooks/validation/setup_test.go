@@ -19,6 +19,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
 // newManager returns a manager that is never started: enough to register
@@ -45,7 +46,7 @@ func TestPathIsTheBuilders(t *testing.T) {
 		t.Fatal(err)
 	}
 	mgr := newManager(t, s)
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).WithValidator(taskValidator{}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).WithValidator(TaskValidator{}).Complete(); err != nil {
 		t.Fatalf("building the webhook: %v", err)
 	}
 	if _, pattern := mgr.GetWebhookServer().WebhookMux().Handler(httptest.NewRequest(http.MethodPost, Path, nil)); pattern != Path {
@@ -69,15 +70,15 @@ func TestPathIsTheMarkers(t *testing.T) {
 	}
 }
 
-// TestSetupWithManager registers the webhook with the scheme the manager ships
-// with (both API versions) and sends it AdmissionReviews as the API server would.
-func TestSetupWithManager(t *testing.T) {
+// TestAdmissionReviews registers the validator as webhooks.SetupWithManager
+// does (one builder with Task conversion, the scheme the manager ships with)
+// and sends it AdmissionReviews as the API server would.
+func TestAdmissionReviews(t *testing.T) {
 	mgr := newManager(t, scheme.New())
-	if err := SetupWithManager(mgr); err != nil {
-		t.Fatalf("SetupWithManager: %v", err)
-	}
-	if err := SetupWithManager(mgr); err == nil {
-		t.Errorf("a second SetupWithManager on the same manager succeeded, want an error")
+	err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).
+		WithConverter(conversion.NewTaskConverter).WithValidator(TaskValidator{}).Complete()
+	if err != nil {
+		t.Fatalf("building the webhook: %v", err)
 	}
 	mux := mgr.GetWebhookServer().WebhookMux()
 

@@ -17,19 +17,19 @@ import (
 // taskGroupKind names Tasks in the errors kubectl prints.
 var taskGroupKind = schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "Task"}
 
-// taskValidator checks what the CRD schema cannot: that every $(params.X) a
+// TaskValidator checks what the CRD schema cannot: that every $(params.X) a
 // step uses is well formed and declared by its Task.
-type taskValidator struct{}
+type TaskValidator struct{}
 
-var _ admission.Validator[*v1beta1.Task] = taskValidator{}
+var _ admission.Validator[*v1beta1.Task] = TaskValidator{}
 
 // ValidateCreate rejects a new Task whose steps use malformed or undeclared params.
-func (taskValidator) ValidateCreate(_ context.Context, task *v1beta1.Task) (admission.Warnings, error) {
+func (TaskValidator) ValidateCreate(_ context.Context, task *v1beta1.Task) (admission.Warnings, error) {
 	return nil, invalid(task, validateTask(task))
 }
 
 // ValidateUpdate rejects a Task whose changed spec uses malformed or undeclared params.
-func (taskValidator) ValidateUpdate(_ context.Context, oldTask, task *v1beta1.Task) (admission.Warnings, error) {
+func (TaskValidator) ValidateUpdate(_ context.Context, oldTask, task *v1beta1.Task) (admission.Warnings, error) {
 	// A spec that does not change is let through as it is (ratcheting): Tasks
 	// stored before this webhook existed must still take metadata edits,
 	// finalizer removal and the storage migration's rewrite.
@@ -40,7 +40,7 @@ func (taskValidator) ValidateUpdate(_ context.Context, oldTask, task *v1beta1.Ta
 }
 
 // ValidateDelete allows every deletion: a Task's content cannot make deleting it unsafe.
-func (taskValidator) ValidateDelete(context.Context, *v1beta1.Task) (admission.Warnings, error) {
+func (TaskValidator) ValidateDelete(context.Context, *v1beta1.Task) (admission.Warnings, error) {
 	return nil, nil
 }
 

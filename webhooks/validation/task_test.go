@@ -107,7 +107,7 @@ func TestTaskValidator(t *testing.T) {
 	undeclaredEdited := newTask("greet").step("say", "alpine:4", "echo $(params.greeting)").obj()
 
 	const invalidMsg = `Task.minitask.dev "greet" is invalid: spec.steps[0].script: Invalid value: "$(params.greeting)": step "say" uses undeclared param "greeting"`
-	v := taskValidator{}
+	v := TaskValidator{}
 	ctx := context.Background()
 	tests := map[string]struct {
 		validate func() error
@@ -150,7 +150,7 @@ func TestTaskValidator(t *testing.T) {
 // causes carry the field paths that kubectl prints.
 func TestInvalidStatusNamesFields(t *testing.T) {
 	task := newTask("greet").step("a", "$(params.x)", "").step("b", "alpine:3", "echo $(params.y)").obj()
-	_, err := taskValidator{}.ValidateCreate(context.Background(), task)
+	_, err := TaskValidator{}.ValidateCreate(context.Background(), task)
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		t.Fatalf("ValidateCreate error %v is not an API status", err)

@@ -1,0 +1,134 @@
+package conversion
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// The phase tables in docs/conversion.md are checked against the code, so
+// that the doc and the mapping cannot drift apart.
+
+const (
+	conversionDoc      = "../../docs/conversion.md"
+	conditionToPhase   = "| condition status | condition reason | phase |"
+	phaseToCondition   = "| phase | condition status | condition reason |"
+	docNoCondition     = "(no condition)"
+	docAnyOther        = "(any other)"
+	docEmptyPhase      = `""`
+	otherReasonExample = "SomethingNew"
+)
+
+func TestDocConditionToPhaseTable(t *testing.T) {
+	rows := docTable(t, conditionToPhase)
+	reasons := map[string]bool{}
+	for _, row := range rows {
+		status, reason, phase := row[0], row[1], docPhase(row[2])
+		reasons[status+"/"+reason] = true
+		t.Run(strings.Join(row, " | "), func(t *testing.T) {
+			var c *metav1.Condition
+			if status != docNoCondition {
+				c = &metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason}
+				if status == docAnyOther {
+					c.Status = "Maybe"
+				}
+				if reason == docAnyOther {
+					c.Reason = otherReasonExample
+				}
+			}
+			if diff := cmp.Diff(phase, PhaseFromCondition(c)); diff != "" {
+				t.Errorf("PhaseFromCondition() disagrees with the doc (-doc +code):\n%s", diff)
+			}
+		})
+	}
+	for _, row := range succeededRows {
+		if !reasons[string(row.status)+"/"+string(row.reason)] {
+			t.Errorf("the doc's table lacks the API's row %s %s", row.status, row.reason)
+		}
+	}
+}
+
+func TestDocPhaseToConditionTable(t *testing.T) {
+	rows := docTable(t, phaseToCondition)
+	phases := map[v1alpha1.TaskRunPhase]bool{}
+	for _, row := range rows {
+		phase, status, reason := docPhase(row[0]), row[1], row[2]
+		phases[phase] = true
+		t.Run(strings.Join(row, " | "), func(t *testing.T) {
+			if phase == docAnyOther {
+				phase = "Exploded"
+			}
+			var want *metav1.Condition
+			if status != docNoCondition {
+				want = &metav1.Condition{
+					Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: later,
+				}
+			}
+			if diff := cmp.Diff(want, ConditionFromPhase(phase, later)); diff != "" {
+				t.Errorf("ConditionFromPhase() disagrees with the doc (-doc +code):\n%s", diff)
+			}
+		})
+	}
+	for _, phase := range []v1alpha1.TaskRunPhase{
+		v1alpha1.TaskRunPhaseNone, v1alpha1.TaskRunPhasePending, v1alpha1.TaskRunPhaseRunning,
+		v1alpha1.TaskRunPhaseSucceeded, v1alpha1.TaskRunPhaseFailed,
+	} {
+		if !phases[phase] {
+			t.Errorf("the doc's table lacks phase %q", phase)
+		}
+	}
+}
+
+// docTable returns the cells, trimmed of spaces and backquotes, of the rows of
+// the doc's table whose header line is header.
+func docTable(t *testing.T, header string) [][]string {
+	t.Helper()
+	doc, err := os.ReadFile(conversionDoc)
+	if err != nil {
+		t.Fatalf("reading the doc: %v", err)
+	}
+	lines := strings.Split(string(doc), "\n")
+	start := -1
+	for i, line := range lines {
+		if strings.TrimSpace(line) == header {
+			start = i + 2 // past the header and its |---| line
+			break
+		}
+	}
+	if start < 0 {
+		t.Fatalf("%s has no table headed %q", conversionDoc, header)
+	}
+	var rows [][]string
+	for _, line := range lines[start:] {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		var cells []string
+		for _, cell := range strings.Split(strings.Trim(line, "|"), "|") {
+			cells = append(cells, strings.Trim(strings.TrimSpace(cell), "`"))
+		}
+		if len(cells) != 3 {
+			t.Fatalf("%s: table row %q has %d cells, want 3", conversionDoc, line, len(cells))
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s: the table headed %q has no rows", conversionDoc, header)
+	}
+	return rows
+}
+
+// docPhase reads a phase cell, where the empty phase is written "".
+func docPhase(cell string) v1alpha1.TaskRunPhase {
+	if cell == docEmptyPhase {
+		return v1alpha1.TaskRunPhaseNone
+	}
+	return v1alpha1.TaskRunPhase(cell)
+}

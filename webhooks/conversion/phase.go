@@ -1,0 +1,74 @@
+package conversion
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// This file is the one place where a v1alpha1 phase and the v1beta1 Succeeded
+// condition meet; conversion and the docs' table test both use it.
+
+// PhaseFromCondition returns the v1alpha1 phase that a TaskRun's Succeeded
+// condition (nil when the run has none) stands for.
+func PhaseFromCondition(c *metav1.Condition) v1alpha1.TaskRunPhase {
+	if c == nil {
+		return v1alpha1.TaskRunPhaseNone
+	}
+	switch c.Status {
+	case metav1.ConditionTrue:
+		return v1alpha1.TaskRunPhaseSucceeded
+	case metav1.ConditionFalse:
+		return v1alpha1.TaskRunPhaseFailed
+	case metav1.ConditionUnknown:
+		// Every Unknown reason but Running (Pending, WaitingForTask, ...) means
+		// no step runs yet, which v1alpha1 calls Pending.
+		if c.Reason == string(v1beta1.ReasonRunning) {
+			return v1alpha1.TaskRunPhaseRunning
+		}
+		return v1alpha1.TaskRunPhasePending
+	default:
+		// A status the API does not allow says nothing about the run.
+		return v1alpha1.TaskRunPhaseNone
+	}
+}
+
+// ConditionFromPhase returns the Succeeded condition that a v1alpha1 phase
+// stands for, with the given lastTransitionTime, or nil for the empty phase
+// (and for a phase outside the enum, which no condition can express).
+func ConditionFromPhase(phase v1alpha1.TaskRunPhase, lastTransition metav1.Time) *metav1.Condition {
+	var status metav1.ConditionStatus
+	var reason v1beta1.TaskRunReason
+	switch phase {
+	case v1alpha1.TaskRunPhasePending:
+		status, reason = metav1.ConditionUnknown, v1beta1.ReasonPending
+	case v1alpha1.TaskRunPhaseRunning:
+		status, reason = metav1.ConditionUnknown, v1beta1.ReasonRunning
+	case v1alpha1.TaskRunPhaseSucceeded:
+		status, reason = metav1.ConditionTrue, v1beta1.ReasonSucceeded
+	case v1alpha1.TaskRunPhaseFailed:
+		status, reason = metav1.ConditionFalse, v1beta1.ReasonFailed
+	default:
+		return nil
+	}
+	return &metav1.Condition{
+		Type:               v1beta1.ConditionSucceeded,
+		Status:             status,
+		Reason:             string(reason),
+		LastTransitionTime: lastTransition,
+	}
+}
+
+// derivedTransitionTime is when a v1alpha1 run last changed phase, as well as
+// v1alpha1 can tell: its finish, else its start, else its creation.
+func derivedTransitionTime(run *v1alpha1.TaskRun) metav1.Time {
+	switch {
+	case run.Status.FinishTime != nil:
+		return *run.Status.FinishTime
+	case run.Status.StartTime != nil:
+		return *run.Status.StartTime
+	default:
+		return run.CreationTimestamp
+	}
+}

@@ -1,0 +1,65 @@
+package conversion
+
+import (
+	"context"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// taskLostFields are the v1beta1 Task fields that v1alpha1 cannot express,
+// at their v1beta1 paths.
+type taskLostFields struct {
+	Spec taskSpecLostFields `json:"spec,omitzero"`
+}
+
+type taskSpecLostFields struct {
+	Description string              `json:"description,omitempty"`
+	Params      []v1beta1.ParamSpec `json:"params,omitempty"`
+}
+
+// ConvertTaskToHub converts a v1alpha1 Task to v1beta1, restoring the fields
+// that an earlier conversion stashed in the conversion annotation. As in
+// Kubernetes' generated conversions, dst may share memory with src, which is
+// never changed.
+func ConvertTaskToHub(ctx context.Context, src *v1alpha1.Task, dst *v1beta1.Task) error {
+	dst.ObjectMeta = src.ObjectMeta
+	var lost taskLostFields
+	restoreLostFields(ctx, &dst.ObjectMeta, &lost)
+
+	var steps []v1beta1.Step
+	if src.Spec.Steps != nil {
+		steps = make([]v1beta1.Step, len(src.Spec.Steps))
+		for i, step := range src.Spec.Steps {
+			steps[i] = v1beta1.Step(step)
+		}
+	}
+	dst.Spec = v1beta1.TaskSpec{
+		Description: lost.Spec.Description,
+		Params:      lost.Spec.Params,
+		Steps:       steps,
+	}
+	return nil
+}
+
+// ConvertTaskFromHub converts a v1beta1 Task to v1alpha1, stashing the fields
+// v1alpha1 cannot express in the conversion annotation. As in Kubernetes'
+// generated conversions, dst may share memory with src, which is never changed.
+func ConvertTaskFromHub(ctx context.Context, src *v1beta1.Task, dst *v1alpha1.Task) error {
+	dst.ObjectMeta = src.ObjectMeta
+
+	var steps []v1alpha1.Step
+	if src.Spec.Steps != nil {
+		steps = make([]v1alpha1.Step, len(src.Spec.Steps))
+		for i, step := range src.Spec.Steps {
+			steps[i] = v1alpha1.Step(step)
+		}
+	}
+	dst.Spec = v1alpha1.TaskSpec{Steps: steps}
+
+	stashLostFields(ctx, &dst.ObjectMeta, taskLostFields{Spec: taskSpecLostFields{
+		Description: src.Spec.Description,
+		Params:      nilIfEmpty(src.Spec.Params),
+	}})
+	return nil
+}

@@ -1,0 +1,143 @@
+package conversion
+
+import (
+	"context"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// taskRunLostFields are the v1beta1 TaskRun fields that v1alpha1 cannot
+// express, at their v1beta1 paths.
+type taskRunLostFields struct {
+	Spec   taskRunSpecLostFields   `json:"spec,omitzero"`
+	Status taskRunStatusLostFields `json:"status,omitzero"`
+}
+
+type taskRunSpecLostFields struct {
+	Params  []v1beta1.Param           `json:"params,omitempty"`
+	Timeout *metav1.Duration          `json:"timeout,omitempty"`
+	Status  v1beta1.TaskRunSpecStatus `json:"status,omitempty"`
+}
+
+type taskRunStatusLostFields struct {
+	// Conditions is the whole list, in order, whenever it is not exactly what
+	// the phase derives; the Succeeded condition in it is restored only while
+	// the phase still agrees with it.
+	Conditions []metav1.Condition  `json:"conditions,omitempty"`
+	Steps      []v1beta1.StepState `json:"steps,omitempty"`
+}
+
+// ConvertTaskRunToHub converts a v1alpha1 TaskRun to v1beta1, restoring the
+// fields that an earlier conversion stashed in the conversion annotation.
+// Where v1alpha1 expresses a field, its value wins over the stashed one. As
+// in Kubernetes' generated conversions, dst may share memory with src, which
+// is never changed.
+func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta1.TaskRun) error {
+	dst.ObjectMeta = src.ObjectMeta
+	var lost taskRunLostFields
+	restoreLostFields(ctx, &dst.ObjectMeta, &lost)
+
+	dst.Spec = v1beta1.TaskRunSpec{
+		TaskRef: v1beta1.TaskRef{Name: src.Spec.TaskRef},
+		Params:  lost.Spec.Params,
+		Timeout: lost.Spec.Timeout,
+		Status:  lost.Spec.Status,
+	}
+	derived := ConditionFromPhase(src.Status.Phase, derivedTransitionTime(src))
+	dst.Status = v1beta1.TaskRunStatus{
+		Conditions:     restoreConditions(lost.Status.Conditions, src.Status.Phase, derived),
+		PodName:        src.Status.PodName,
+		StartTime:      src.Status.StartTime,
+		CompletionTime: src.Status.FinishTime,
+		Steps:          lost.Status.Steps,
+	}
+	return nil
+}
+
+// ConvertTaskRunFromHub converts a v1beta1 TaskRun to v1alpha1, stashing the
+// fields v1alpha1 cannot express in the conversion annotation. As in
+// Kubernetes' generated conversions, dst may share memory with src, which is
+// never changed.
+func ConvertTaskRunFromHub(ctx context.Context, src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) error {
+	dst.ObjectMeta = src.ObjectMeta
+	dst.Spec = v1alpha1.TaskRunSpec{TaskRef: src.Spec.TaskRef.Name}
+	dst.Status = v1alpha1.TaskRunStatus{
+		Phase:      PhaseFromCondition(apimeta.FindStatusCondition(src.Status.Conditions, v1beta1.ConditionSucceeded)),
+		PodName:    src.Status.PodName,
+		StartTime:  src.Status.StartTime,
+		FinishTime: src.Status.CompletionTime,
+	}
+
+	lost := taskRunLostFields{
+		Spec: taskRunSpecLostFields{
+			Params:  nilIfEmpty(src.Spec.Params),
+			Timeout: src.Spec.Timeout,
+			Status:  src.Spec.Status,
+		},
+		Status: taskRunStatusLostFields{Steps: nilIfEmpty(src.Status.Steps)},
+	}
+	derived := ConditionFromPhase(dst.Status.Phase, derivedTransitionTime(dst))
+	if !conditionsAreDerived(src.Status.Conditions, derived) {
+		lost.Status.Conditions = src.Status.Conditions
+	}
+	stashLostFields(ctx, &dst.ObjectMeta, lost)
+	return nil
+}
+
+// conditionsAreDerived reports whether conditions are exactly what converting
+// the phase back gives (derived, or none when derived is nil), in which case
+// they need not be stashed.
+func conditionsAreDerived(conditions []metav1.Condition, derived *metav1.Condition) bool {
+	if derived == nil {
+		return len(conditions) == 0
+	}
+	return len(conditions) == 1 && sameCondition(conditions[0], *derived)
+}
+
+// sameCondition compares every field of two conditions, times by instant.
+func sameCondition(a, b metav1.Condition) bool {
+	return a.Type == b.Type &&
+		a.Status == b.Status &&
+		a.ObservedGeneration == b.ObservedGeneration &&
+		a.LastTransitionTime.Equal(&b.LastTransitionTime) &&
+		a.Reason == b.Reason &&
+		a.Message == b.Message
+}
+
+// restoreConditions rebuilds the v1beta1 conditions from the stashed ones and
+// the v1alpha1 phase. The stashed Succeeded condition comes back only when it
+// still maps to the phase; otherwise a v1alpha1 writer changed the phase, and
+// the condition derived from it wins. Conditions of other types come back
+// as they were, in their order.
+func restoreConditions(stashed []metav1.Condition, phase v1alpha1.TaskRunPhase, derived *metav1.Condition) []metav1.Condition {
+	if stashed == nil {
+		if derived == nil {
+			return nil
+		}
+		return []metav1.Condition{*derived}
+	}
+	conditions := make([]metav1.Condition, 0, len(stashed)+1)
+	sawSucceeded := false
+	for i := range stashed {
+		c := &stashed[i]
+		// Only the first Succeeded condition is the one the phase came from.
+		if c.Type != v1beta1.ConditionSucceeded || sawSucceeded {
+			conditions = append(conditions, *c)
+			continue
+		}
+		sawSucceeded = true
+		if PhaseFromCondition(c) == phase {
+			conditions = append(conditions, *c)
+		} else if derived != nil {
+			conditions = append(conditions, *derived)
+		}
+	}
+	if !sawSucceeded && derived != nil {
+		conditions = append(conditions, *derived)
+	}
+	return nilIfEmpty(conditions)
+}
