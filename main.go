@@ -31,6 +31,7 @@ type options struct {
 	probeAddr        string
 	leaderElect      bool
 	enableHTTP2      bool
+	webhookHost      string
 	webhookPort      int
 	webhookCertPath  string
 	webhookCertName  string
@@ -52,6 +53,8 @@ func parseFlags() (options, zap.Options) {
 		"Elect a leader so that only one replica reconciles; every replica serves the webhooks.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
 		"Serve HTTP/2 on the webhook and metrics servers (off by default: CVE-2023-44487 rapid reset).")
+	flag.StringVar(&o.webhookHost, "webhook-host", "",
+		"The address the webhook server binds to, e.g. 127.0.0.1 for a local cluster; empty binds every interface.")
 	flag.IntVar(&o.webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
 	flag.StringVar(&o.webhookCertPath, "webhook-cert-path", "", "The directory holding the webhook server's certificate.")
 	flag.StringVar(&o.webhookCertName, "webhook-cert-name", "tls.crt", "The webhook certificate file's name.")
@@ -87,7 +90,7 @@ func run(o options) error {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
 
-	webhookOpts := webhook.Options{Port: o.webhookPort, TLSOpts: tlsOpts}
+	webhookOpts := webhook.Options{Host: o.webhookHost, Port: o.webhookPort, TLSOpts: tlsOpts}
 	var watchers []*certwatcher.CertWatcher
 	if o.webhookCertPath != "" {
 		w, err := certwatcher.New(filepath.Join(o.webhookCertPath, o.webhookCertName),
@@ -130,7 +133,7 @@ func run(o options) error {
 		r := &controllers.TaskRunReconciler{
 			Client:                  mgr.GetClient(),
 			Scheme:                  mgr.GetScheme(),
-			Recorder:                mgr.GetEventRecorderFor("minitask-controller"),
+			Recorder:                mgr.GetEventRecorder("minitask-controller"),
 			DefaultTimeout:          o.defaultTimeout,
 			MaxConcurrentReconciles: o.maxConcurrent,
 		}

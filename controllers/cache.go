@@ -1,0 +1,101 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// taskRefIndex indexes TaskRuns by the Task they run, so that a Task's
+// creation finds the runs waiting for it without listing every run.
+const taskRefIndex = "spec.taskRef.name"
+
+// CacheOptions returns the manager's cache options that the controller relies
+// on. The cache strips managedFields, which the controller never reads and
+// which can double an object's size, and holds only the Pods that minitask
+// runs, rather than every Pod of the cluster.
+func CacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})},
+		},
+	}
+}
+
+// indexTaskRef registers taskRefIndex with indexer.
+func indexTaskRef(ctx context.Context, indexer client.FieldIndexer) error {
+	err := indexer.IndexField(ctx, &v1beta1.TaskRun{}, taskRefIndex, func(obj client.Object) []string {
+		return []string{obj.(*v1beta1.TaskRun).Spec.TaskRef.Name}
+	})
+	if err != nil {
+		return fmt.Errorf("indexing TaskRuns by %s: %w", taskRefIndex, err)
+	}
+	return nil
+}
+
+// runsWaitingFor returns a map function from a Task to the runs in its
+// namespace that wait for it, read through reader's taskRefIndex. Runs not yet
+// seen count as waiting: a Task created while one of them is first reconciled
+// must not be missed.
+func runsWaitingFor(reader client.Reader) handler.MapFunc {
+	return func(ctx context.Context, task client.Object) []reconcile.Request {
+		var runs v1beta1.TaskRunList
+		err := reader.List(ctx, &runs, client.InNamespace(task.GetNamespace()), client.MatchingFields{taskRefIndex: task.GetName()})
+		if err != nil {
+			log.FromContext(ctx).Error(err, "listing TaskRuns that wait for Task", "task", task.GetName())
+			return nil
+		}
+		var requests []reconcile.Request
+		for i := range runs.Items {
+			if isWaitingForTask(&runs.Items[i]) {
+				requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&runs.Items[i])})
+			}
+		}
+		return requests
+	}
+}
+
+// writeLog remembers the resourceVersion of the controller's last status write
+// to each run still going, so that a reconcile can tell that the cache has not
+// caught up with it yet. Such a reconcile would redo the last transition from
+// a stale run and lose to the patch's optimistic lock; it is skipped instead,
+// for the write's own watch event reconciles the run again, from the fresh
+// object and with whatever else changed meanwhile.
+type writeLog struct {
+	versions sync.Map // types.NamespacedName to resourceVersion
+}
+
+// wrote records that run, as it is now, is the controller's last write to it.
+func (l *writeLog) wrote(run *v1beta1.TaskRun) {
+	l.versions.Store(client.ObjectKeyFromObject(run), run.ResourceVersion)
+}
+
+// forget drops what l knows of a run that is finished or gone.
+func (l *writeLog) forget(key types.NamespacedName) {
+	l.versions.Delete(key)
+}
+
+// isStale reports whether run, as read from the cache, is older than the
+// controller's last write to it. Resource versions that cannot be compared
+// (a storage that does not use etcd's revisions) never count as stale.
+func (l *writeLog) isStale(run *v1beta1.TaskRun) bool {
+	last, ok := l.versions.Load(client.ObjectKeyFromObject(run))
+	if !ok {
+		return false
+	}
+	order, err := resourceversion.CompareResourceVersion(run.ResourceVersion, last.(string))
+	return err == nil && order < 0
+}

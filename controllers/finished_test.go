@@ -1,0 +1,148 @@
+package controllers_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
+)
+
+// quietWindow is how long a finished run is watched for any change.
+const quietWindow = 5 * time.Second
+
+// TestFinishedRunsAreFinal checks that a finished run is never written or
+// started again, whatever version wrote it and whatever happens to its Pod.
+func TestFinishedRunsAreFinal(t *testing.T) {
+	h := newHarness(t)
+	h.create(t, twoSteps("t"))
+
+	// Written through v1alpha1 as Succeeded before any controller saw it.
+	alpha := &v1alpha1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "alpha-succeeded"}, Spec: v1alpha1.TaskRunSpec{TaskRef: "t"}}
+	h.create(t, alpha)
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	alpha.Status = v1alpha1.TaskRunStatus{Phase: v1alpha1.TaskRunPhaseSucceeded, StartTime: &now, FinishTime: &now}
+	if err := env.Client.Status().Update(context.Background(), alpha); err != nil {
+		t.Fatalf("writing phase Succeeded through v1alpha1: %v", err)
+	}
+
+	h.startController(t, time.Hour)
+
+	t.Run("v1alpha1 Succeeded is never started", func(t *testing.T) {
+		t.Parallel()
+		run := h.waitForCondition(t, "alpha-succeeded", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, ""})
+		h.expectUntouched(t, run)
+	})
+	t.Run("no hot loop after finishing", func(t *testing.T) {
+		t.Parallel()
+		h.create(t, wrappers.TaskRun("", "quiet", "t").Obj())
+		kubeletSays("quiet-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })(t, h)
+		run := h.waitForCondition(t, "quiet", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+		h.expectUntouched(t, run)
+	})
+	t.Run("deleting a finished run's Pod changes nothing", func(t *testing.T) {
+		t.Parallel()
+		h.create(t, wrappers.TaskRun("", "final", "t").Obj())
+		kubeletSays("final-pod", func(w *wrappers.PodStatusWrapper) { w.StepFailed(1, 2) })(t, h)
+		run := h.waitForCondition(t, "final", condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "second" exited with code 2`})
+		if err := env.Client.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "final-pod"}}); err != nil {
+			t.Fatal(err)
+		}
+		h.expectUntouched(t, run)
+	})
+}
+
+// expectUntouched fails the test if, for quietWindow, run changes in any way
+// or gets a Pod it does not have now.
+func (h *harness) expectUntouched(t *testing.T, run *v1beta1.TaskRun) {
+	t.Helper()
+	consistently(t, quietWindow, func() (bool, string) {
+		now := h.run(t, run.Name)
+		if now.ResourceVersion != run.ResourceVersion {
+			return false, "the finished run changed:\n" + cmp.Diff(run.Status, now.Status)
+		}
+		for _, pod := range h.pods(t, run.Name) {
+			if pod.DeletionTimestamp == nil && pod.CreationTimestamp.After(run.Status.CompletionTime.Time) {
+				return false, "a Pod was created for the finished run: " + pod.Name
+			}
+		}
+		return true, ""
+	})
+}
+
+// TestHappyPathCost runs one TaskRun through create, pending, running and
+// succeeded, and counts what the controller does for it: API writes, Events
+// and metrics.
+func TestHappyPathCost(t *testing.T) {
+	h := newHarness(t)
+	h.startController(t, time.Hour)
+	succeededBefore := metricValue(t, "minitask_taskruns_total", "Succeeded")
+	durationsBefore := metricValue(t, "minitask_taskrun_duration_seconds", "Succeeded")
+
+	h.create(t, twoSteps("t"), wrappers.TaskRun("", "happy", "t").Obj())
+	kubeletSays("happy-pod", func(*wrappers.PodStatusWrapper) {})(t, h) // pending: every container waits
+	eventually(t, func() (bool, string) {
+		steps := h.run(t, "happy").Status.Steps
+		return len(steps) > 0 && steps[0].Reason == "ContainerCreating", "first step not reported waiting for its container"
+	}, "the pending Pod to be reported")
+	kubeletSays("happy-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
+	h.waitForCondition(t, "happy", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+	kubeletSays("happy-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })(t, h)
+	h.waitForCondition(t, "happy", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+
+	writes := append(h.writes.of("happy"), h.writes.of("happy-pod")...)
+	t.Logf("API writes for one run: %d: %+v", len(writes), writes)
+	const maxWrites = 5
+	if len(writes) > maxWrites {
+		t.Errorf("the controller made %d API writes for one run, want at most %d: %+v", len(writes), maxWrites, writes)
+	}
+
+	want := []string{"Running x1", "Started x1", "Succeeded x1"}
+	eventually(t, func() (bool, string) {
+		got := h.events(t, "happy")
+		slices.Sort(got)
+		return slices.Equal(want, got), cmp.Diff(want, got)
+	}, "one Event per transition (-want +got)")
+
+	if got := metricValue(t, "minitask_taskruns_total", "Succeeded") - succeededBefore; got != 1 {
+		t.Errorf("minitask_taskruns_total{reason=Succeeded} grew by %v, want 1", got)
+	}
+	if got := metricValue(t, "minitask_taskrun_duration_seconds", "Succeeded") - durationsBefore; got != 1 {
+		t.Errorf("minitask_taskrun_duration_seconds{reason=Succeeded} observed %v runs, want 1", got)
+	}
+}
+
+// metricValue reads a counter's value, or a histogram's sample count, for one
+// reason from controller-runtime's registry.
+func metricValue(t *testing.T, name, reason string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() != "reason" || l.GetValue() != reason {
+					continue
+				}
+				if m.GetHistogram() != nil {
+					return float64(m.GetHistogram().GetSampleCount())
+				}
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,178 @@
+// Package wrappers builds the objects that the controller's tests start from
+// and the Pod statuses that they write in the kubelet's place, fluently, so
+// that each case reads as what differs from the default.
+package wrappers
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// TaskWrapper builds a v1beta1 Task.
+type TaskWrapper struct{ v1beta1.Task }
+
+// Task starts a Task with no params and no steps.
+func Task(namespace, name string) *TaskWrapper {
+	return &TaskWrapper{v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
+}
+
+// Step appends a step.
+func (w *TaskWrapper) Step(name, image, script string) *TaskWrapper {
+	w.Spec.Steps = append(w.Spec.Steps, v1beta1.Step{Name: name, Image: image, Script: script})
+	return w
+}
+
+// Param declares a param that has no default.
+func (w *TaskWrapper) Param(name string) *TaskWrapper {
+	w.Spec.Params = append(w.Spec.Params, v1beta1.ParamSpec{Name: name})
+	return w
+}
+
+// ParamDefault declares a param with a default.
+func (w *TaskWrapper) ParamDefault(name, def string) *TaskWrapper {
+	w.Spec.Params = append(w.Spec.Params, v1beta1.ParamSpec{Name: name, Default: &def})
+	return w
+}
+
+// Obj returns the Task.
+func (w *TaskWrapper) Obj() *v1beta1.Task { return &w.Task }
+
+// TaskRunWrapper builds a v1beta1 TaskRun.
+type TaskRunWrapper struct{ v1beta1.TaskRun }
+
+// TaskRun starts a run of task with no params and the default timeout.
+func TaskRun(namespace, name, task string) *TaskRunWrapper {
+	return &TaskRunWrapper{v1beta1.TaskRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task}},
+	}}
+}
+
+// Param gives a param a value.
+func (w *TaskRunWrapper) Param(name, value string) *TaskRunWrapper {
+	w.Spec.Params = append(w.Spec.Params, v1beta1.Param{Name: name, Value: value})
+	return w
+}
+
+// Timeout sets spec.timeout.
+func (w *TaskRunWrapper) Timeout(d time.Duration) *TaskRunWrapper {
+	w.Spec.Timeout = &metav1.Duration{Duration: d}
+	return w
+}
+
+// Cancelled asks for the run to be cancelled.
+func (w *TaskRunWrapper) Cancelled() *TaskRunWrapper {
+	w.Spec.Status = v1beta1.TaskRunSpecStatusCancelled
+	return w
+}
+
+// UID sets the run's UID, which owner references name.
+func (w *TaskRunWrapper) UID(uid string) *TaskRunWrapper {
+	w.ObjectMeta.UID = types.UID(uid)
+	return w
+}
+
+// Obj returns the TaskRun.
+func (w *TaskRunWrapper) Obj() *v1beta1.TaskRun { return &w.TaskRun }
+
+// PodStatusWrapper builds the status that the kubelet reports for a Pod whose
+// init containers and container run one after another.
+type PodStatusWrapper struct {
+	pod    *corev1.Pod
+	at     metav1.Time
+	status corev1.PodStatus
+}
+
+// PodStatus starts the status of pod as the kubelet first reports it: it has
+// taken the Pod up, which is pending, and every container waits.
+func PodStatus(pod *corev1.Pod) *PodStatusWrapper {
+	w := &PodStatusWrapper{pod: pod, at: metav1.NewTime(time.Now().Truncate(time.Second))}
+	return w.steps(corev1.PodPending, 0, waiting("ContainerCreating"))
+}
+
+// At sets the time of every timestamp that the methods called after it write.
+func (w *PodStatusWrapper) At(t time.Time) *PodStatusWrapper {
+	w.at = metav1.NewTime(t)
+	return w
+}
+
+// Running reports step i (counting init containers first) running, the
+// steps before it completed and those after it waiting.
+func (w *PodStatusWrapper) Running(i int) *PodStatusWrapper {
+	phase := corev1.PodPending
+	if i >= len(w.pod.Spec.InitContainers) {
+		phase = corev1.PodRunning
+	}
+	return w.steps(phase, i, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: w.at}})
+}
+
+// Succeeded reports every step completed with exit code 0.
+func (w *PodStatusWrapper) Succeeded() *PodStatusWrapper {
+	n := len(w.pod.Spec.InitContainers) + len(w.pod.Spec.Containers)
+	return w.steps(corev1.PodSucceeded, n-1, w.terminated(0, "Completed"))
+}
+
+// StepFailed reports step i exited with code, which fails the Pod.
+func (w *PodStatusWrapper) StepFailed(i int, code int32) *PodStatusWrapper {
+	return w.steps(corev1.PodFailed, i, w.terminated(code, "Error"))
+}
+
+// Evicted reports the Pod evicted while step i ran.
+func (w *PodStatusWrapper) Evicted(i int, message string) *PodStatusWrapper {
+	w.steps(corev1.PodFailed, i, w.terminated(137, "Error"))
+	w.status.Reason, w.status.Message = "Evicted", message
+	return w
+}
+
+// DeadlineExceeded reports the Pod stopped at its activeDeadlineSeconds while step i ran.
+func (w *PodStatusWrapper) DeadlineExceeded(i int) *PodStatusWrapper {
+	w.steps(corev1.PodFailed, i, w.terminated(137, "Error"))
+	w.status.Reason, w.status.Message = "DeadlineExceeded", "Pod was active on the node longer than the specified deadline"
+	return w
+}
+
+// Obj returns the status.
+func (w *PodStatusWrapper) Obj() corev1.PodStatus { return w.status }
+
+// steps sets phase, and the containers: completed before current, in state
+// current at current, waiting after.
+func (w *PodStatusWrapper) steps(phase corev1.PodPhase, current int, state corev1.ContainerState) *PodStatusWrapper {
+	start := w.at
+	w.status = corev1.PodStatus{Phase: phase, StartTime: &start}
+	i := 0
+	status := func(c corev1.Container) corev1.ContainerStatus {
+		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
+		switch {
+		case i < current:
+			cs.State = w.terminated(0, "Completed")
+		case i == current:
+			cs.State = state
+		default:
+			cs.State = waiting("PodInitializing")
+		}
+		i++
+		return cs
+	}
+	for _, c := range w.pod.Spec.InitContainers {
+		w.status.InitContainerStatuses = append(w.status.InitContainerStatuses, status(c))
+	}
+	for _, c := range w.pod.Spec.Containers {
+		w.status.ContainerStatuses = append(w.status.ContainerStatuses, status(c))
+	}
+	return w
+}
+
+func (w *PodStatusWrapper) terminated(code int32, reason string) corev1.ContainerState {
+	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: code, Reason: reason, StartedAt: w.at, FinishedAt: w.at,
+	}}
+}
+
+func waiting(reason string) corev1.ContainerState {
+	return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}
+}

@@ -1,0 +1,312 @@
+package controllers_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/testenv"
+)
+
+// env is the API server that the tests of this package share. It is nil under
+// -short, which runs the unit tests only.
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	testenv.Run(m, &env)
+}
+
+// waitTimeout bounds every wait for the controller: generous for a shared
+// two-core machine, and only ever spent when a test fails.
+const waitTimeout = 30 * time.Second
+
+// harness is one test's namespace and the controller that runs in it.
+type harness struct {
+	ns     string
+	writes *countingClient
+}
+
+// newHarness makes a namespace for the test.
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	if env == nil {
+		t.Skip("-short: needs a kube-apiserver and etcd")
+	}
+	return &harness{ns: env.Namespace(t)}
+}
+
+// startController starts a manager that runs the TaskRun controller, as
+// main.go sets it up, on the harness's namespace only, and counts the
+// controller's writes. It returns a function that stops the manager.
+func (h *harness) startController(t *testing.T, defaultTimeout time.Duration) (stop func()) {
+	t.Helper()
+	return env.StartManager(t, func(mgr ctrl.Manager) error {
+		h.writes = &countingClient{Client: mgr.GetClient()}
+		r := &controllers.TaskRunReconciler{
+			Client:         h.writes,
+			Scheme:         mgr.GetScheme(),
+			Recorder:       mgr.GetEventRecorder("minitask-controller"),
+			DefaultTimeout: defaultTimeout,
+		}
+		return r.SetupWithManager(mgr)
+	}, func(o *ctrl.Options) {
+		o.Cache = controllers.CacheOptions()
+		o.Cache.DefaultNamespaces = map[string]cache.Config{h.ns: {}}
+	})
+}
+
+func (h *harness) create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		obj.SetNamespace(h.ns)
+		if err := env.Client.Create(context.Background(), obj); err != nil {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+}
+
+func (h *harness) key(name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: h.ns, Name: name}
+}
+
+// run reads a TaskRun through the API server.
+func (h *harness) run(t *testing.T, name string) *v1beta1.TaskRun {
+	t.Helper()
+	run := &v1beta1.TaskRun{}
+	if err := env.Client.Get(context.Background(), h.key(name), run); err != nil {
+		t.Fatalf("getting TaskRun %s: %v", name, err)
+	}
+	return run
+}
+
+// condition is the part of the Succeeded condition that the tests assert.
+type condition struct {
+	Status  metav1.ConditionStatus
+	Reason  v1beta1.TaskRunReason
+	Message string
+}
+
+func succeededCondition(run *v1beta1.TaskRun) condition {
+	c := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
+	if c == nil {
+		return condition{}
+	}
+	return condition{c.Status, v1beta1.TaskRunReason(c.Reason), c.Message}
+}
+
+// waitForCondition waits until run's Succeeded condition is want, and returns the run.
+func (h *harness) waitForCondition(t *testing.T, name string, want condition) *v1beta1.TaskRun {
+	t.Helper()
+	var run *v1beta1.TaskRun
+	eventually(t, func() (bool, string) {
+		run = h.run(t, name)
+		got := succeededCondition(run)
+		return got == want, cmp.Diff(want, got)
+	}, "TaskRun %s's Succeeded condition (-want +got)", name)
+	return run
+}
+
+// waitForPod waits until the Pod exists, and returns it.
+func (h *harness) waitForPod(t *testing.T, name string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	eventually(t, func() (bool, string) {
+		err := env.Client.Get(context.Background(), h.key(name), pod)
+		return err == nil, fmt.Sprint(err)
+	}, "Pod %s to exist", name)
+	return pod
+}
+
+// pods lists the Pods that minitask runs for a TaskRun.
+func (h *harness) pods(t *testing.T, run string) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := env.Client.List(context.Background(), &pods, client.InNamespace(h.ns), client.MatchingLabels{controllers.LabelTaskRun: run}); err != nil {
+		t.Fatalf("listing Pods: %v", err)
+	}
+	return pods.Items
+}
+
+// kubelet writes status into a Pod through the status subresource, as the
+// kubelet would; status is built from the Pod as it is now.
+func (h *harness) kubelet(t *testing.T, name string, status func(*corev1.Pod) corev1.PodStatus) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := env.Client.Get(context.Background(), h.key(name), pod); err != nil {
+			return err
+		}
+		pod.Status = status(pod)
+		return env.Client.Status().Update(context.Background(), pod)
+	})
+	if err != nil {
+		t.Fatalf("writing the status of Pod %s: %v", name, err)
+	}
+}
+
+// updateRun changes a TaskRun through the API server, retrying on conflicts.
+func (h *harness) updateRun(t *testing.T, name string, change func(*v1beta1.TaskRun)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		run := h.run(t, name)
+		change(run)
+		return env.Client.Update(context.Background(), run)
+	})
+	if err != nil {
+		t.Fatalf("updating TaskRun %s: %v", name, err)
+	}
+}
+
+// events lists the reasons of the Events about a TaskRun, oldest first, and
+// how often each was seen.
+func (h *harness) events(t *testing.T, run string) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := env.Client.List(context.Background(), &list, client.InNamespace(h.ns)); err != nil {
+		t.Fatalf("listing Events: %v", err)
+	}
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind != "TaskRun" || e.Regarding.Name != run {
+			continue
+		}
+		seen := 1
+		if e.Series != nil {
+			seen = int(e.Series.Count)
+		}
+		reasons = append(reasons, fmt.Sprintf("%s x%d", e.Reason, seen))
+	}
+	return reasons
+}
+
+// eventually polls check until it reports true, and fails the test with
+// check's last explanation if waitTimeout passes first.
+func eventually(t *testing.T, check func() (bool, string), format string, args ...any) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, last = check()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for "+format+": %v\n%s", append(args, err, last)...)
+	}
+}
+
+// write is one write the controller attempted.
+type write struct {
+	Verb, Kind, Name string
+	// Err is the error the API server answered, if any.
+	Err string
+}
+
+// countingClient counts the writes the controller attempts through it,
+// failed ones included.
+type countingClient struct {
+	client.Client
+	mu     sync.Mutex
+	writes []write
+}
+
+// record notes a write of obj, then makes it with call; it notes the write
+// before it is made, so that a test that sees its effect sees it counted.
+func (c *countingClient) record(verb string, obj client.Object, call func() error) error {
+	gvk, _ := c.GroupVersionKindFor(obj)
+	c.mu.Lock()
+	i := len(c.writes)
+	c.writes = append(c.writes, write{Verb: verb, Kind: gvk.Kind, Name: obj.GetName()})
+	c.mu.Unlock()
+	err := call()
+	if err != nil {
+		c.mu.Lock()
+		c.writes[i].Err = err.Error()
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// of returns the writes to objects named name, or to every object if name is empty.
+func (c *countingClient) of(name string) []write {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []write
+	for _, w := range c.writes {
+		if name == "" || w.Name == name {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func (c *countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	return c.record("create", obj, func() error { return c.Client.Create(ctx, obj, opts...) })
+}
+
+func (c *countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	return c.record("update", obj, func() error { return c.Client.Update(ctx, obj, opts...) })
+}
+
+func (c *countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	return c.record("patch", obj, func() error { return c.Client.Patch(ctx, obj, patch, opts...) })
+}
+
+func (c *countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	return c.record("delete", obj, func() error { return c.Client.Delete(ctx, obj, opts...) })
+}
+
+func (c *countingClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	return c.record("deletecollection", obj, func() error { return c.Client.DeleteAllOf(ctx, obj, opts...) })
+}
+
+func (c *countingClient) Status() client.SubResourceWriter {
+	return &countingStatus{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+func (c *countingClient) SubResource(name string) client.SubResourceClient {
+	panic("the controller writes no subresource but status, through Status(): " + name)
+}
+
+type countingStatus struct {
+	client.SubResourceWriter
+	c *countingClient
+}
+
+func (s *countingStatus) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	return s.c.record("create status", obj, func() error { return s.SubResourceWriter.Create(ctx, obj, sub, opts...) })
+}
+
+func (s *countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return s.c.record("update status", obj, func() error { return s.SubResourceWriter.Update(ctx, obj, opts...) })
+}
+
+func (s *countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	return s.c.record("patch status", obj, func() error { return s.SubResourceWriter.Patch(ctx, obj, patch, opts...) })
+}
+
+// isNotFound reports whether getting obj says it does not exist.
+func isNotFound(key client.ObjectKey, obj client.Object) bool {
+	return apierrors.IsNotFound(env.Client.Get(context.Background(), key, obj))
+}

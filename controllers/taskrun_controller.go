@@ -1,0 +1,194 @@
+// Package controllers runs TaskRuns: each one as one Pod whose steps run in
+// order. It reads and writes only the v1beta1 API; the API server converts for
+// v1alpha1 clients. docs/lifecycle.md describes the behaviour it implements.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// DefaultMaxConcurrentReconciles is the default of --max-concurrent-reconciles.
+//
+// A reconcile is bound by API latency, not CPU: a few cache reads, then at
+// most one Pod write and one status patch, each a round trip of tens of
+// milliseconds (more when admission webhooks run on Pod creation). One worker
+// would let a single slow Pod creation stall every other run; a handful keeps
+// runs moving while the manager's two cores stay mostly idle. Beyond that,
+// more workers only add load that the API server's priority and fairness
+// would queue anyway (controller-runtime sets no client-side rate limit).
+const DefaultMaxConcurrentReconciles = 4
+
+// TaskRunReconciler runs TaskRuns as Pods.
+type TaskRunReconciler struct {
+	// Client reads through the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server directly, for the rare Pod the cache
+	// cannot show yet. SetupWithManager defaults it to the manager's.
+	APIReader client.Reader
+	// Scheme sets owner references. SetupWithManager defaults it to the manager's.
+	Scheme *runtime.Scheme
+	// Recorder emits an Event on each transition of a run. SetupWithManager
+	// defaults it to the manager's.
+	Recorder events.EventRecorder
+	// DefaultTimeout bounds a run whose spec.timeout is absent; 0 means none.
+	DefaultTimeout time.Duration
+	// MaxConcurrentReconciles is how many TaskRuns are reconciled at once; 0
+	// means DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+
+	// now is the clock, time.Now when nil; tests of the phases set it.
+	now func() time.Time
+	// writes knows the controller's last status write to each run.
+	writes writeLog
+}
+
+// RBAC: exactly what the reconciler and its watches use. Pod patch lowers
+// activeDeadlineSeconds and adopts a Pod of an earlier release; taskruns/
+// finalizers lets it set blockOwnerDeletion on its Pods where the
+// OwnerReferencesPermissionEnforcement admission plugin is on.
+//
+// +kubebuilder:rbac:groups=minitask.dev,resources=taskruns,verbs=get;list;watch
+// +kubebuilder:rbac:groups=minitask.dev,resources=taskruns/status,verbs=get;patch
+// +kubebuilder:rbac:groups=minitask.dev,resources=taskruns/finalizers,verbs=update
+// +kubebuilder:rbac:groups=minitask.dev,resources=tasks,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the reconciler with mgr: it watches TaskRuns,
+// their Pods, and Tasks (to start the runs that wait for them).
+func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Scheme == nil {
+		r.Scheme = mgr.GetScheme()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("minitask-controller")
+	}
+	workers := r.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = DefaultMaxConcurrentReconciles
+	}
+	if err := indexTaskRef(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	// Only a Task's appearance can unblock a run; later changes to it never
+	// reach a Pod that already exists.
+	taskCreated := predicate.Funcs{
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("taskrun").
+		For(&v1beta1.TaskRun{}).
+		Owns(&corev1.Pod{}).
+		Watches(&v1beta1.Task{},
+			handler.EnqueueRequestsFromMapFunc(runsWaitingFor(mgr.GetClient())),
+			builder.WithPredicates(taskCreated)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// Reconcile moves one TaskRun along its lifecycle: it finds or creates the
+// run's Pod, stops it when the run is cancelled or times out, and reports the
+// Pod's progress in the run's status, which it writes once, at the end.
+func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	run := &v1beta1.TaskRun{}
+	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.writes.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// A finished run is final whatever happens to its Pod, and a run being
+	// deleted is going away: neither is ever written again.
+	if isFinished(run) || !run.DeletionTimestamp.IsZero() {
+		r.writes.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	if r.writes.isStale(run) {
+		log.FromContext(ctx).V(1).Info("cache has not caught up with the last status write; its event will reconcile the run")
+		return ctrl.Result{}, nil
+	}
+
+	s := r.newRunScope(run)
+	err := r.reconcilePhases(ctx, s)
+	if s.outcome == nil {
+		// An error stopped the phases before they decided anything.
+		return ctrl.Result{}, err
+	}
+	applyStatus(s.run, s.outcome, s.startTime(), s.pod, s.now.Truncate(time.Second))
+	if patchErr := r.patchStatus(ctx, s); patchErr != nil {
+		return ctrl.Result{}, errors.Join(err, patchErr)
+	}
+	r.observeTransition(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: s.untilDeadline()}, nil
+}
+
+// reconcilePhases runs the phases in order until one decides the outcome.
+func (r *TaskRunReconciler) reconcilePhases(ctx context.Context, s *runScope) error {
+	phases := []func(context.Context, *runScope) error{
+		r.findPod,
+		finishIfPodEnded,
+		r.stopIfRequested,
+		r.createPod,
+		trackProgress,
+	}
+	for _, phase := range phases {
+		if err := phase(ctx, s); err != nil {
+			return err
+		}
+		if s.outcome != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// patchStatus writes the run's status with a merge patch against the run as
+// read, if it changed. The patch carries the resourceVersion read: a run
+// changed since (by a v1alpha1 client, say) makes it fail rather than apply a
+// transition twice, so that each Event and metric is recorded once. The
+// change that caused the conflict arrives as a watch event and reconciles
+// the run again.
+func (r *TaskRunReconciler) patchStatus(ctx context.Context, s *runScope) error {
+	if !s.statusChanged() {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(s.original, client.MergeFromWithOptimisticLock{})
+	err := r.Client.Status().Patch(ctx, s.run, patch)
+	switch {
+	case err == nil:
+		s.written = true
+		r.writes.wrote(s.run)
+		return nil
+	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+		log.FromContext(ctx).V(1).Info("TaskRun changed since it was read; reconciling it again", "error", err.Error())
+		return nil
+	default:
+		return fmt.Errorf("patching status of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
+	}
+}

@@ -1,0 +1,315 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// deadlineSlack is how long before the run's deadline, by the controller's
+// clock, a Pod stopped at its activeDeadlineSeconds still counts as timed out:
+// the kubelet counts on its own clock, from when it took the Pod up, in whole
+// seconds.
+const deadlineSlack = 5 * time.Second
+
+// runScope carries what the phases of one reconcile share.
+type runScope struct {
+	// run is the TaskRun whose status the phases rewrite in place.
+	run *v1beta1.TaskRun
+	// original is the run as read: the base of the status patch.
+	original *v1beta1.TaskRun
+	// now is the one reading of the clock that the whole reconcile uses.
+	now time.Time
+	// timeout is the run's timeout; 0 means none.
+	timeout time.Duration
+
+	// pod is the run's Pod, once found or created.
+	pod *corev1.Pod
+	// otherPod holds the run's Pod name but is controlled by something else.
+	otherPod *corev1.Pod
+	// createdPod says that this reconcile created pod.
+	createdPod bool
+	// outcome is the Succeeded condition, once a phase has decided it.
+	outcome *outcome
+	// written says that the status patch landed.
+	written bool
+}
+
+func (r *TaskRunReconciler) newRunScope(run *v1beta1.TaskRun) *runScope {
+	timeout := r.DefaultTimeout
+	if run.Spec.Timeout != nil {
+		timeout = run.Spec.Timeout.Duration
+	}
+	now := time.Now()
+	if r.now != nil {
+		now = r.now()
+	}
+	return &runScope{run: run, original: run.DeepCopy(), now: now, timeout: max(timeout, 0)}
+}
+
+// startTime is when the run started: as recorded; else, when a crash kept an
+// earlier reconcile from recording it after creating the Pod, when the Pod
+// was created; else now. Times are kept in whole seconds, as the API stores them.
+func (s *runScope) startTime() time.Time {
+	switch {
+	case s.run.Status.StartTime != nil:
+		return s.run.Status.StartTime.Time
+	case s.pod != nil && !s.createdPod && s.pod.CreationTimestamp.Time.Before(s.now):
+		return s.pod.CreationTimestamp.Time
+	default:
+		return s.now.Truncate(time.Second)
+	}
+}
+
+// deadline is when the run times out, if it has a timeout.
+func (s *runScope) deadline() (time.Time, bool) {
+	return s.startTime().Add(s.timeout), s.timeout > 0
+}
+
+// timedOut reports whether the run's deadline has passed.
+func (s *runScope) timedOut() bool {
+	deadline, ok := s.deadline()
+	return ok && !s.now.Before(deadline)
+}
+
+// untilDeadline is how long the run has left, for a run that goes on and has
+// a timeout, so that it is reconciled again at its deadline; else 0.
+func (s *runScope) untilDeadline() time.Duration {
+	deadline, ok := s.deadline()
+	if !ok || s.outcome.finished() {
+		return 0
+	}
+	if left := deadline.Sub(s.now); left > 0 {
+		return left
+	}
+	return time.Second
+}
+
+func (s *runScope) statusChanged() bool {
+	return !equality.Semantic.DeepEqual(s.original.Status, s.run.Status)
+}
+
+func cancelRequested(run *v1beta1.TaskRun) bool {
+	return run.Spec.Status == v1beta1.TaskRunSpecStatusCancelled
+}
+
+// findPod finds the run's Pod: the one its status names, else the one with
+// its deterministic name, if the run controls it.
+func (r *TaskRunReconciler) findPod(ctx context.Context, s *runScope) error {
+	name, claimed := s.run.Status.PodName, true
+	if name == "" {
+		name, claimed = podNameFor(s.run), false
+	}
+	pod, err := r.getPod(ctx, s.run.Namespace, name)
+	if err != nil || pod == nil {
+		return err
+	}
+	if !claimed && !metav1.IsControlledBy(pod, s.run) {
+		s.otherPod = pod
+		return nil
+	}
+	if !isManaged(pod) {
+		if err := r.adoptPod(ctx, s.run, pod); err != nil {
+			return err
+		}
+	}
+	s.pod = pod
+	return nil
+}
+
+// getPod reads a Pod from the cache, else from the API server: the cache holds
+// only Pods with minitask's label, and may not yet hold one created a moment
+// ago. It returns nil if there is no such Pod.
+func (r *TaskRunReconciler) getPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, key, pod)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, pod)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("getting Pod %s: %w", key, err)
+	}
+	return pod, nil
+}
+
+// adoptPod gives minitask's labels to a Pod that run owns or names but that
+// lacks them (one started by an earlier release, say), and makes run its
+// controller if it has none, so that the cache and the Pod watch see it.
+func (r *TaskRunReconciler) adoptPod(ctx context.Context, run *v1beta1.TaskRun, pod *corev1.Pod) error {
+	base := pod.DeepCopy()
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	maps.Copy(pod.Labels, podLabels(run))
+	if metav1.GetControllerOf(pod) == nil {
+		if err := controllerutil.SetControllerReference(run, pod, r.Scheme); err != nil {
+			return fmt.Errorf("adopting Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	if err := r.Client.Patch(ctx, pod, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("adopting Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	log.FromContext(ctx).Info("adopted Pod", "pod", pod.Name)
+	return nil
+}
+
+// finishIfPodEnded ends the run when its Pod has ended or is gone.
+func finishIfPodEnded(_ context.Context, s *runScope) error {
+	if s.pod == nil {
+		if name := s.run.Status.PodName; name != "" {
+			s.outcome = podDeleted(name)
+		}
+		return nil
+	}
+	o := podOutcome(s.pod, stepStates(s.pod))
+	if o != nil && s.pod.Status.Phase == corev1.PodFailed && s.pod.Status.Reason == podReasonDeadlineExceeded {
+		// The Pod's deadline is the run's timeout, or was lowered to stop a
+		// cancelled run by a reconcile that crashed before recording it. Only
+		// a deadline that someone else set makes this a Pod failure.
+		deadline, ok := s.deadline()
+		switch {
+		case cancelRequested(s.run):
+			o = cancelled(s.run)
+		case ok && !s.now.Before(deadline.Add(-deadlineSlack)):
+			o = timedOut(s.run, s.timeout)
+		}
+	}
+	s.outcome = o
+	return nil
+}
+
+// stopIfRequested ends a run that is cancelled or has timed out, and stops its Pod.
+func (r *TaskRunReconciler) stopIfRequested(ctx context.Context, s *runScope) error {
+	var o *outcome
+	switch {
+	case cancelRequested(s.run):
+		o = cancelled(s.run)
+	case s.timedOut():
+		o = timedOut(s.run, s.timeout)
+	default:
+		return nil
+	}
+	if s.pod != nil {
+		if err := r.stopPod(ctx, s.pod, s.now); err != nil {
+			return err
+		}
+	}
+	s.outcome = o
+	return nil
+}
+
+// stopPod stops the Pod of a run that ended early. A Pod that started a step
+// is stopped by lowering its activeDeadlineSeconds: the kubelet kills it and
+// its logs stay readable. A Pod that never started has no logs, and is deleted.
+func (r *TaskRunReconciler) stopPod(ctx context.Context, pod *corev1.Pod, now time.Time) error {
+	logger := log.FromContext(ctx).WithValues("pod", pod.Name)
+	if neverStarted(pod) {
+		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		logger.Info("deleted Pod that never started")
+		return nil
+	}
+	deadline := stoppingDeadline(pod, now)
+	if current := pod.Spec.ActiveDeadlineSeconds; current != nil && *current <= deadline {
+		return nil
+	}
+	base := pod.DeepCopy()
+	pod.Spec.ActiveDeadlineSeconds = &deadline
+	if err := r.Client.Patch(ctx, pod, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("stopping Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	logger.Info("lowered activeDeadlineSeconds to stop Pod", "activeDeadlineSeconds", deadline)
+	return nil
+}
+
+// createPod creates the run's Pod from its Task, unless the run has one.
+func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
+	if s.pod != nil {
+		return nil
+	}
+	if s.otherPod != nil {
+		s.outcome = podInTheWay(s.run, s.otherPod)
+		return nil
+	}
+	task := &v1beta1.Task{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.run.Namespace, Name: s.run.Spec.TaskRef.Name}, task); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.outcome = waitingForTask(s.run)
+			return nil
+		}
+		return fmt.Errorf("getting Task %s/%s: %w", s.run.Namespace, s.run.Spec.TaskRef.Name, err)
+	}
+	values, missing := paramValues(task, s.run)
+	if len(missing) > 0 {
+		s.outcome = invalidParams(missing)
+		return nil
+	}
+	deadline, _ := s.deadline()
+	pod := podForRun(s.run, task, values, activeDeadlineFor(s.timeout, deadline, s.now))
+	if err := controllerutil.SetControllerReference(s.run, pod, r.Scheme); err != nil {
+		return fmt.Errorf("owning Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	err := r.Client.Create(ctx, pod)
+	switch {
+	case err == nil:
+		log.FromContext(ctx).Info("created Pod", "pod", pod.Name, "task", task.Name, "steps", len(task.Spec.Steps))
+		s.pod, s.createdPod = pod, true
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		// Created since findPod looked: track that Pod, never a second one.
+		if ferr := r.findPod(ctx, s); ferr != nil || (s.pod == nil && s.otherPod == nil) {
+			return fmt.Errorf("creating Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		if s.otherPod != nil {
+			s.outcome = podInTheWay(s.run, s.otherPod)
+		}
+		return nil
+	case apierrors.IsInvalid(err):
+		// The API server will reject this Pod every time: retrying would only
+		// storm it. Its message says which field, e.g. an image that a param
+		// made invalid.
+		s.outcome = podRejected(err)
+		return nil
+	default:
+		s.outcome = unknown(v1beta1.ReasonPending, "creating Pod %q failed, retrying: %v", pod.Name, err)
+		return fmt.Errorf("creating Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+}
+
+// podInTheWay is the outcome of a run whose Pod name is taken by a Pod it
+// does not control. An earlier TaskRun of the same name, deleted since, may
+// leave its Pod to the garbage collector for a while: the run waits for it to
+// go (its deletion enqueues the run) instead of failing a reused name.
+func podInTheWay(run *v1beta1.TaskRun, pod *corev1.Pod) *outcome {
+	if owner := metav1.GetControllerOf(pod); owner != nil && owner.Kind == "TaskRun" && owner.Name == run.Name &&
+		strings.HasPrefix(owner.APIVersion, v1beta1.GroupVersion.Group+"/") {
+		return unknown(v1beta1.ReasonPending, "waiting for Pod %q of an earlier TaskRun named %q to be deleted", pod.Name, run.Name)
+	}
+	return podNotOurs(pod.Name)
+}
+
+// trackProgress reports a Pod that is still going: Pending or Running.
+func trackProgress(_ context.Context, s *runScope) error {
+	if s.pod == nil {
+		return fmt.Errorf("no Pod to track for TaskRun %s/%s", s.run.Namespace, s.run.Name)
+	}
+	s.outcome = progressOutcome(s.pod, stepStates(s.pod))
+	return nil
+}

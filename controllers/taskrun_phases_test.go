@@ -1,0 +1,155 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
+)
+
+// These test the phases that need no API server: they decide from the run,
+// its Pod and the clock alone.
+
+func TestFinishIfPodEnded(t *testing.T) {
+	start := testTime
+	pod := threeStepPod()
+	stoppedAtDeadline := withStatus(pod, wrappers.PodStatus(pod).At(start).DeadlineExceeded(1).Obj())
+	run := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t").Timeout(time.Hour) }
+	tests := map[string]struct {
+		run  *v1beta1.TaskRun
+		pod  *corev1.Pod
+		now  time.Time
+		want *outcome
+	}{
+		"no Pod yet": {run().Obj(), nil, start, nil},
+		"Pod gone": {withPodName(run().Obj(), "run-pod"), nil, start,
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}},
+		"Pod running": {run().Obj(), withStatus(pod, wrappers.PodStatus(pod).Running(0).Obj()), start, nil},
+		"run's own deadline": {run().Obj(), stoppedAtDeadline, start.Add(time.Hour - 2*time.Second),
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "run" did not finish within 1h0m0s`}},
+		"deadline lowered for a cancel": {run().Cancelled().Obj(), stoppedAtDeadline, start.Add(time.Minute),
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "run" was cancelled`}},
+		"deadline someone else set": {run().Obj(), stoppedAtDeadline, start.Add(time.Minute),
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
+		"deadline on a run without timeout": {wrappers.TaskRun("ns", "run", "t").Timeout(0).Obj(), stoppedAtDeadline, start.Add(2 * time.Hour),
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tc.run.Status.StartTime = &metav1.Time{Time: start}
+			r := &TaskRunReconciler{DefaultTimeout: time.Hour, now: func() time.Time { return tc.now }}
+			s := r.newRunScope(tc.run)
+			s.pod = tc.pod
+			if err := finishIfPodEnded(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, s.outcome, cmp.AllowUnexported(outcome{})); diff != "" {
+				t.Errorf("outcome mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRunScopeClock(t *testing.T) {
+	now := testTime.Add(1500 * time.Millisecond)
+	podCreated := testTime.Add(-time.Minute)
+	tests := map[string]struct {
+		run           *v1beta1.TaskRun
+		pod           *corev1.Pod
+		defaultTO     time.Duration
+		wantStart     time.Time
+		wantTimedOut  bool
+		wantRequeueIn time.Duration
+	}{
+		"new run: starts now, in whole seconds": {
+			run: wrappers.TaskRun("ns", "run", "t").Obj(), defaultTO: time.Hour,
+			wantStart: testTime.Add(time.Second), wantRequeueIn: time.Hour - 500*time.Millisecond,
+		},
+		"recorded start kept": {
+			run: withStart(wrappers.TaskRun("ns", "run", "t").Timeout(time.Minute).Obj(), testTime.Add(-30*time.Second)), defaultTO: time.Hour,
+			wantStart: testTime.Add(-30 * time.Second), wantRequeueIn: 28500 * time.Millisecond,
+		},
+		"crash after creating the Pod: start recovered from it": {
+			run: wrappers.TaskRun("ns", "run", "t").Obj(), pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.Time{Time: podCreated}}},
+			defaultTO: time.Hour, wantStart: podCreated, wantRequeueIn: time.Hour - 61500*time.Millisecond,
+		},
+		"deadline passed": {
+			run: withStart(wrappers.TaskRun("ns", "run", "t").Timeout(time.Second).Obj(), testTime), defaultTO: time.Hour,
+			wantStart: testTime, wantTimedOut: true,
+		},
+		"no timeout": {
+			run: withStart(wrappers.TaskRun("ns", "run", "t").Timeout(0).Obj(), testTime.Add(-24*time.Hour)), defaultTO: time.Hour,
+			wantStart: testTime.Add(-24 * time.Hour),
+		},
+		"no default timeout": {
+			run:       withStart(wrappers.TaskRun("ns", "run", "t").Obj(), testTime.Add(-24*time.Hour)),
+			wantStart: testTime.Add(-24 * time.Hour),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := &TaskRunReconciler{DefaultTimeout: tc.defaultTO, now: func() time.Time { return now }}
+			s := r.newRunScope(tc.run)
+			s.pod = tc.pod
+			s.outcome = &outcome{status: metav1.ConditionUnknown}
+			if got := s.startTime(); !got.Equal(tc.wantStart) {
+				t.Errorf("startTime() = %s, want %s", got, tc.wantStart)
+			}
+			if got := s.timedOut(); got != tc.wantTimedOut {
+				t.Errorf("timedOut() = %t, want %t", got, tc.wantTimedOut)
+			}
+			if !tc.wantTimedOut {
+				if got := s.untilDeadline(); got != tc.wantRequeueIn {
+					t.Errorf("untilDeadline() = %s, want %s", got, tc.wantRequeueIn)
+				}
+			}
+		})
+	}
+}
+
+func TestPodInTheWay(t *testing.T) {
+	run := wrappers.TaskRun("ns", "run", "t").UID("new").Obj()
+	earlier := wrappers.TaskRun("ns", "run", "t").UID("old").Obj()
+	earlier.APIVersion, earlier.Kind = v1beta1.GroupVersion.String(), "TaskRun"
+	other := wrappers.TaskRun("ns", "another", "t").UID("other").Obj()
+	other.APIVersion, other.Kind = v1beta1.GroupVersion.String(), "TaskRun"
+	podOf := func(owner *v1beta1.TaskRun) *corev1.Pod {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "run-pod"}}
+		if owner != nil {
+			pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1beta1.GroupVersion.WithKind("TaskRun"))}
+		}
+		return pod
+	}
+	tests := map[string]struct {
+		pod  *corev1.Pod
+		want *outcome
+	}{
+		"left by an earlier run of the same name": {podOf(earlier),
+			&outcome{metav1.ConditionUnknown, v1beta1.ReasonPending, `waiting for Pod "run-pod" of an earlier TaskRun named "run" to be deleted`}},
+		"another run's": {podOf(other), &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" already exists and is not controlled by this TaskRun`}},
+		"nobody's":      {podOf(nil), &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" already exists and is not controlled by this TaskRun`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, podInTheWay(run, tc.pod), cmp.AllowUnexported(outcome{})); diff != "" {
+				t.Errorf("podInTheWay() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func withPodName(run *v1beta1.TaskRun, name string) *v1beta1.TaskRun {
+	run.Status.PodName = name
+	return run
+}
+
+func withStart(run *v1beta1.TaskRun, start time.Time) *v1beta1.TaskRun {
+	run.Status.StartTime = &metav1.Time{Time: start}
+	return run
+}

@@ -1,0 +1,102 @@
+package controllers
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// This file records a run's transitions once its status patch has landed: an
+// Event and a log line for each, and the metrics when the run finishes. A
+// reconcile that changed nothing records nothing, so resyncs repeat none of it.
+
+var (
+	runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "minitask_taskrun_duration_seconds",
+		Help: "How long finished TaskRuns took, from startTime to completionTime, by the reason they finished with.",
+		// From a quick script to the default 1h timeout and past it.
+		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400},
+	}, []string{"reason"})
+	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "minitask_taskruns_total",
+		Help: "TaskRuns finished, by the reason they finished with.",
+	}, []string{"reason"})
+)
+
+func init() {
+	// Registered once per process: tests start several managers in turn.
+	metrics.Registry.MustRegister(runDuration, runsTotal)
+}
+
+// Event reasons, one per transition of a run.
+const (
+	eventStarted   = "Started"
+	eventRunning   = "Running"
+	eventSucceeded = "Succeeded"
+	eventFailed    = "Failed"
+	eventTimedOut  = "TimedOut"
+	eventCancelled = "Cancelled"
+
+	// maxEventNote is the API server's limit on an Event's note.
+	maxEventNote = 1024
+)
+
+// observeTransition records what the reconcile's status patch changed.
+func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) {
+	if !s.written {
+		return
+	}
+	logger := log.FromContext(ctx)
+	before := meta.FindStatusCondition(s.original.Status.Conditions, v1beta1.ConditionSucceeded)
+	after := meta.FindStatusCondition(s.run.Status.Conditions, v1beta1.ConditionSucceeded)
+
+	if s.original.Status.StartTime == nil {
+		note := after.Message
+		if s.createdPod {
+			note = "created Pod " + s.pod.Name
+		}
+		r.event(s, corev1.EventTypeNormal, eventStarted, "Start", note)
+		logger.Info("TaskRun started", "pod", s.run.Status.PodName, "timeout", s.timeout.String())
+	}
+	if before != nil && before.Status == after.Status && before.Reason == after.Reason {
+		return
+	}
+	logger.Info("TaskRun changed", "status", after.Status, "reason", after.Reason, "message", after.Message)
+
+	switch reason := v1beta1.TaskRunReason(after.Reason); {
+	case after.Status == metav1.ConditionUnknown && reason == v1beta1.ReasonRunning:
+		r.event(s, corev1.EventTypeNormal, eventRunning, "Run", after.Message)
+	case after.Status == metav1.ConditionTrue:
+		r.event(s, corev1.EventTypeNormal, eventSucceeded, "Complete", after.Message)
+	case after.Status == metav1.ConditionFalse && reason == v1beta1.ReasonTimeout:
+		r.event(s, corev1.EventTypeWarning, eventTimedOut, "Stop", after.Message)
+	case after.Status == metav1.ConditionFalse && reason == v1beta1.ReasonCancelled:
+		r.event(s, corev1.EventTypeNormal, eventCancelled, "Stop", after.Message)
+	case after.Status == metav1.ConditionFalse:
+		r.event(s, corev1.EventTypeWarning, eventFailed, "Complete", after.Message)
+	}
+
+	if s.outcome.finished() {
+		seconds := s.run.Status.CompletionTime.Sub(s.run.Status.StartTime.Time).Seconds()
+		runDuration.WithLabelValues(after.Reason).Observe(seconds)
+		runsTotal.WithLabelValues(after.Reason).Inc()
+		logger.Info("TaskRun finished", "reason", after.Reason, "durationSeconds", seconds)
+	}
+}
+
+// event emits one Event about the run, related to its Pod if it has one.
+func (r *TaskRunReconciler) event(s *runScope, eventType, reason, action, note string) {
+	var related runtime.Object
+	if s.pod != nil {
+		related = s.pod
+	}
+	r.Recorder.Eventf(s.run, related, eventType, reason, action, "%s", truncate(note, maxEventNote))
+}
