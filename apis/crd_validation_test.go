@@ -93,10 +93,9 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			ns := env.Namespace(t)
 			obj := mustUnstructured(t, tc.obj, ns)
 			var err error
-			switch {
-			case tc.base == "":
+			if tc.base == "" {
 				err = env.Client.Create(ctx, obj)
-			default:
+			} else {
 				base := mustUnstructured(t, tc.base, ns)
 				if err := env.Client.Create(ctx, base); err != nil {
 					t.Fatalf("creating the valid base object: %v", err)

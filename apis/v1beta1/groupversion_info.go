@@ -6,17 +6,25 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
 	// GroupVersion is the group and version of this package's types.
 	GroupVersion = schema.GroupVersion{Group: "minitask.dev", Version: "v1beta1"}
 
-	// SchemeBuilder registers this package's types with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// SchemeBuilder registers this package's types with a scheme. It is
+	// apimachinery's, so that API packages import nothing heavier.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this package's types to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Task{}, &TaskList{}, &TaskRun{}, &TaskRunList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

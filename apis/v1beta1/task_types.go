@@ -91,7 +91,3 @@ type TaskList struct {
 
 // Hub marks v1beta1 Task as the version every other one converts through.
 func (*Task) Hub() {}
-
-func init() {
-	SchemeBuilder.Register(&Task{}, &TaskList{})
-}

@@ -164,7 +164,3 @@ type TaskRunList struct {
 
 // Hub marks v1beta1 TaskRun as the version every other one converts through.
 func (*TaskRun) Hub() {}
-
-func init() {
-	SchemeBuilder.Register(&TaskRun{}, &TaskRunList{})
-}

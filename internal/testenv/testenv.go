@@ -167,7 +167,12 @@ func (e *Env) startWebhooks() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	e.stopWebhooks = func() { cancel(); <-done }
+	e.stopWebhooks = func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintf(os.Stderr, "webhook manager stopped with error: %v\n", err)
+		}
+	}
 	return waitForTLS(net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort)), 30*time.Second)
 }
 
