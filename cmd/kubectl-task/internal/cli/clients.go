@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
+)
+
+// Clients reach the cluster that the connection flags name.
+type Clients struct {
+	// Client reads and writes Tasks and TaskRuns (v1beta1 only), Pods and Events.
+	Client client.Client
+	// Kube reads Pod logs, which Client cannot stream.
+	Kube kubernetes.Interface
+	// Host is the API server's address, for messages.
+	Host string
+}
+
+// newScheme knows the built-in types and minitask v1beta1, and no other
+// minitask version: the plugin reads and writes v1beta1 only.
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1beta1.AddToScheme(s))
+	return s
+}
+
+// connect returns the clients and the namespace the flags select, building
+// the clients on first use.
+func (p *plugin) connect() (*Clients, string, error) {
+	loader := p.flags.ToRawKubeConfigLoader()
+	ns, _, err := loader.Namespace()
+	if err != nil {
+		return nil, "", clusterError(err, "")
+	}
+	if p.clients != nil {
+		return p.clients, ns, nil
+	}
+	// With no kubeconfig at all, client-go would try localhost:8080.
+	if raw, err := loader.RawConfig(); err == nil && len(raw.Clusters) == 0 && *p.flags.APIServer == "" {
+		return nil, "", errNoKubeconfig
+	}
+	cfg, err := p.flags.ToRESTConfig()
+	if err != nil {
+		return nil, "", clusterError(err, "")
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = rest.NewWarningWriter(p.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
+	c, err := client.New(cfg, client.Options{Scheme: newScheme()})
+	if err != nil {
+		return nil, "", clusterError(err, cfg.Host)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, "", clusterError(err, cfg.Host)
+	}
+	p.clients = &Clients{Client: c, Kube: kube, Host: cfg.Host}
+	return p.clients, ns, nil
+}
+
+var errNoKubeconfig = errors.New("no cluster configured: no kubeconfig found; give --kubeconfig, set KUBECONFIG, or create ~/.kube/config")
+
+// getTask reads a Task, saying which namespace it is missing from.
+func (c *Clients) getTask(ctx context.Context, ns, name string) (*v1beta1.Task, error) {
+	task := &v1beta1.Task{}
+	err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, task)
+	if apierrors.IsNotFound(err) {
+		return nil, unknownTaskError(ns, name)
+	}
+	if err != nil {
+		return nil, clusterError(err, c.Host)
+	}
+	return task, nil
+}
+
+// getRun reads a TaskRun, saying how to find the runs there are.
+func (c *Clients) getRun(ctx context.Context, ns, name string) (*v1beta1.TaskRun, error) {
+	run := &v1beta1.TaskRun{}
+	err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, run)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("TaskRun %q not found in namespace %q; list the runs there with: kubectl task list -n %s", name, ns, ns)
+	}
+	if err != nil {
+		return nil, clusterError(err, c.Host)
+	}
+	return run, nil
+}
+
+func unknownTaskError(ns, name string) error {
+	return fmt.Errorf("Task %q not found in namespace %q; list the Tasks there with: kubectl get tasks.minitask.dev -n %s", name, ns, ns) //nolint:staticcheck // the kind Task, as users see it
+}
+
+// podLogSource reads step logs from a run's Pod, looking again every interval
+// at a step that has not started.
+func podLogSource(interval time.Duration) func(c *Clients, ns, run string) runlogs.Source {
+	return func(c *Clients, ns, run string) runlogs.Source {
+		return &runlogs.PodSource{Reader: c.Client, Pods: c.Kube.CoreV1(), Namespace: ns, Run: run, PollInterval: interval}
+	}
+}

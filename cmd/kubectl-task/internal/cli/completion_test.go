@@ -1,0 +1,50 @@
+package cli_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCompletion(t *testing.T) {
+	h := newHarness(t)
+	h.history(t)
+
+	t.Run("scripts", func(t *testing.T) {
+		for shell, want := range map[string]string{"bash": "__start_kubectl-task", "zsh": "#compdef kubectl-task"} {
+			got := h.execute(t, []string{"completion", shell})
+			if got.Code != 0 || got.Stderr != "" || !strings.Contains(got.Stdout, want) {
+				t.Errorf("completion %s: code %d, stderr %q, stdout without %q", shell, got.Code, got.Stderr, want)
+			}
+		}
+	})
+
+	// Shells ask through the hidden __complete command: each candidate on a
+	// line, then the directive (4: do not complete file names).
+	tests := map[string]struct {
+		args []string
+		want []string
+	}{
+		"Tasks to start":                 {args: []string{"start", ""}, want: []string{"greet", "quiet"}},
+		"Tasks to list, by prefix":       {args: []string{"list", "q"}, want: []string{"quiet"}},
+		"runs to describe, newest first": {args: []string{"describe", ""}, want: []string{"greet-new", "greet-running", "lost-run", "greet-failed", "greet-old"}},
+		"runs to follow, by prefix":      {args: []string{"logs", "greet-f"}, want: []string{"greet-failed"}},
+		"only unfinished runs to cancel": {args: []string{"cancel", ""}, want: []string{"greet-new", "greet-running", "lost-run"}},
+		"the steps of a run":             {args: []string{"logs", "greet-failed", "--step", ""}, want: []string{"prepare", "say"}},
+		"nothing after the run":          {args: []string{"describe", "greet-old", ""}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			// The connection flags go right after the command, so that
+			// the word being completed stays last.
+			args := append([]string{"__complete", tc.args[0], "--kubeconfig", env.Kubeconfig, "-n", h.ns}, tc.args[1:]...)
+			args[len(args)-1] = strings.ReplaceAll(args[len(args)-1], "NS", h.ns)
+			got := h.execute(t, args)
+			want := strings.Join(append(tc.want, ":4"), "\n") + "\n"
+			if diff := cmp.Diff(want, got.Stdout); diff != "" || got.Code != 0 {
+				t.Errorf("__complete %v: code %d (-want +got):\n%s", tc.args, got.Code, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+)
+
+// maxEvents is how many of the run's latest Events describe shows.
+const maxEvents = 10
+
+func (p *plugin) newDescribeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe RUN",
+		Short: "Show a run in detail: params, conditions, steps and Events",
+		Long: `Show a run in detail: its Task, each param with its effective value and where
+it comes from (the run, or the Task's default), the timeout, the conditions,
+each step with its state, exit code and duration, and the run's recent Events
+and its Pod's.`,
+		Example:           `  kubectl task describe greet-x7k2p`,
+		Aliases:           []string{"desc"},
+		Args:              exactlyOne("the name of a run"),
+		ValidArgsFunction: p.completeRuns(false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return p.runDescribe(cmd.Context(), args[0])
+		},
+	}
+}
+
+func (p *plugin) runDescribe(ctx context.Context, name string) error {
+	c, ns, err := p.connect()
+	if err != nil {
+		return err
+	}
+	run, err := c.getRun(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	// A Task deleted since the run started is no reason to show nothing.
+	var taskNote string
+	task := &v1beta1.Task{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.Spec.TaskRef.Name}, task); err != nil {
+		task = nil
+		taskNote = fmt.Sprintf("Task %q cannot be read (%v)", run.Spec.TaskRef.Name, clusterError(err, c.Host))
+		if apierrors.IsNotFound(err) {
+			taskNote = fmt.Sprintf("Task %q does not exist", run.Spec.TaskRef.Name)
+		}
+	}
+	events, err := c.runEvents(ctx, run)
+	if err != nil {
+		return clusterError(err, c.Host)
+	}
+	d := describer{w: newTabWriter(p.Streams.Out), now: p.Now()}
+	d.header(run)
+	d.params(run, task, taskNote)
+	d.conditions(run)
+	d.steps(run, task)
+	d.events(events)
+	return d.w.Flush()
+}
+
+// describer writes the sections of describe, aligned by one tabwriter.
+type describer struct {
+	w   *tabwriter.Writer
+	now time.Time
+}
+
+func (d *describer) line(format string, args ...any) {
+	fmt.Fprintf(d.w, format+"\n", args...)
+}
+
+func (d *describer) header(run *v1beta1.TaskRun) {
+	d.line("Name:\t%s", run.Name)
+	d.line("Namespace:\t%s", run.Namespace)
+	d.line("Task:\t%s", run.Spec.TaskRef.Name)
+	d.line("Status:\t%s", runstate.Summary(run))
+	if c := runstate.Succeeded(run); c != nil && c.Message != "" {
+		d.line("Message:\t%s", c.Message)
+	}
+	if run.Spec.Status == v1beta1.TaskRunSpecStatusCancelled {
+		d.line("Cancel:\trequested (spec.status: Cancelled)")
+	}
+	d.line("Started:\t%s", d.timestamp(run.Status.StartTime))
+	d.line("Completed:\t%s", d.timestamp(run.Status.CompletionTime))
+	d.line("Duration:\t%s", runDuration(run))
+	d.line("Timeout:\t%s", timeoutText(run))
+	d.line("Pod:\t%s", orNone(run.Status.PodName))
+}
+
+// timestamp shows t in UTC, and how long ago it was.
+func (d *describer) timestamp(t *metav1.Time) string {
+	if t == nil || t.IsZero() {
+		return none
+	}
+	return fmt.Sprintf("%s (%s)", t.UTC().Format(time.RFC3339), ago(t, d.now))
+}
+
+func timeoutText(run *v1beta1.TaskRun) string {
+	switch t := run.Spec.Timeout; {
+	case t == nil:
+		return "the controller's default (its --default-timeout, 1h unless set)"
+	case t.Duration == 0:
+		return "none (0s)"
+	default:
+		return t.Duration.String()
+	}
+}
+
+func (d *describer) params(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote string) {
+	d.line("")
+	d.line("Params:")
+	var params []effectiveParam
+	if task == nil {
+		d.line("  (%s: the run's own values only)", taskNote)
+		for _, p := range run.Spec.Params {
+			params = append(params, effectiveParam{Name: p.Name, Value: p.Value, Source: fromRun})
+		}
+	} else {
+		params = effectiveParams(task, run.Spec.Params)
+	}
+	if len(params) == 0 {
+		d.line("  (none)")
+		return
+	}
+	d.line("  NAME\tVALUE\tFROM")
+	for _, p := range params {
+		value := p.Value
+		if p.Source == missing {
+			value = "<none>"
+		}
+		d.line("  %s\t%s\t%s", p.Name, value, p.Source)
+	}
+}
+
+func (d *describer) conditions(run *v1beta1.TaskRun) {
+	d.line("")
+	d.line("Conditions:")
+	if len(run.Status.Conditions) == 0 {
+		d.line("  (none: the controller has not seen the run yet)")
+		return
+	}
+	d.line("  TYPE\tSTATUS\tREASON\tLAST TRANSITION\tMESSAGE")
+	for _, c := range run.Status.Conditions {
+		d.line("  %s\t%s\t%s\t%s\t%s", c.Type, c.Status, c.Reason, ago(&c.LastTransitionTime, d.now), c.Message)
+	}
+}
+
+// steps shows the steps as the run's status reports them; before it reports
+// any, the Task's steps, with no state.
+func (d *describer) steps(run *v1beta1.TaskRun, task *v1beta1.Task) {
+	d.line("")
+	d.line("Steps:")
+	steps := run.Status.Steps
+	if len(steps) == 0 && task != nil {
+		for _, s := range task.Spec.Steps {
+			steps = append(steps, v1beta1.StepState{Name: s.Name})
+		}
+	}
+	if len(steps) == 0 {
+		d.line("  (none reported yet)")
+		return
+	}
+	d.line("  NAME\tSTATE\tEXIT CODE\tREASON\tDURATION")
+	for _, s := range steps {
+		exit := none
+		if s.ExitCode != nil {
+			exit = strconv.Itoa(int(*s.ExitCode))
+		}
+		took := none
+		switch s.State {
+		case v1beta1.StepTerminated:
+			took = between(s.StartedAt, s.FinishedAt)
+		case v1beta1.StepRunning:
+			if s.StartedAt != nil {
+				took = since(s.StartedAt.Time, d.now) + " so far"
+			}
+		}
+		d.line("  %s\t%s\t%s\t%s\t%s", s.Name, orNone(string(s.State)), exit, orNone(s.Reason), took)
+	}
+}
+
+func (d *describer) events(events []corev1.Event) {
+	d.line("")
+	d.line("Events:")
+	if len(events) == 0 {
+		d.line("  (none)")
+		return
+	}
+	d.line("  TYPE\tREASON\tAGE\tOBJECT\tMESSAGE")
+	for i := range events {
+		e := &events[i]
+		age := since(eventTime(e), d.now)
+		if n := eventCount(e); n > 1 {
+			age += fmt.Sprintf(" (x%d)", n)
+		}
+		d.line("  %s\t%s\t%s\t%s/%s\t%s", e.Type, e.Reason, age, e.InvolvedObject.Kind, e.InvolvedObject.Name, oneLine(e.Message))
+	}
+}
+
+// runEvents returns the latest Events about the run and its Pod, oldest first.
+func (c *Clients) runEvents(ctx context.Context, run *v1beta1.TaskRun) ([]corev1.Event, error) {
+	subjects := map[string]string{"TaskRun": run.Name}
+	if run.Status.PodName != "" {
+		subjects["Pod"] = run.Status.PodName
+	}
+	var events []corev1.Event
+	for kind, name := range subjects {
+		var list corev1.EventList
+		err := c.Client.List(ctx, &list, client.InNamespace(run.Namespace),
+			client.MatchingFields{"involvedObject.kind": kind, "involvedObject.name": name})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range list.Items {
+			// A run or Pod of the same name, deleted and made again, is another object.
+			if kind == "TaskRun" && e.InvolvedObject.UID != "" && e.InvolvedObject.UID != run.UID {
+				continue
+			}
+			events = append(events, e)
+		}
+	}
+	sort.SliceStable(events, func(i, j int) bool {
+		ti, tj := eventTime(&events[i]), eventTime(&events[j])
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return events[i].Name < events[j].Name
+	})
+	if len(events) > maxEvents {
+		events = events[len(events)-maxEvents:]
+	}
+	return events, nil
+}
+
+// eventTime is when an Event was last seen, whichever API wrote it.
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.FirstTimestamp.IsZero():
+		return e.FirstTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// eventCount is how often an Event was seen.
+func eventCount(e *corev1.Event) int32 {
+	if e.Series != nil {
+		return e.Series.Count
+	}
+	return e.Count
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}

@@ -1,0 +1,158 @@
+package cli_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// timestamp matches the absolute times describe shows, which the test cannot
+// know in advance; the relative ones come from the test's clock.
+var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+
+func TestDescribe(t *testing.T) {
+	h := newHarness(t)
+	h.history(t)
+
+	tests := map[string]struct {
+		run  string
+		want result
+	}{
+		"a failed run, with its Events and its Pod's": {
+			run: "greet-failed",
+			want: result{Stdout: `Name:        greet-failed
+Namespace:   NS
+Task:        greet
+Status:      Failed(StepFailed)
+Message:     step "say" exited with code 3
+Started:     TIME (60m ago)
+Completed:   TIME (59m ago)
+Duration:    12s
+Timeout:     10m0s
+Pod:         greet-failed-pod
+
+Params:
+  NAME       VALUE   FROM
+  greeting   hi      run
+  name       world   default
+
+Conditions:
+  TYPE        STATUS   REASON       LAST TRANSITION   MESSAGE
+  Succeeded   False    StepFailed   59m ago           step "say" exited with code 3
+
+Steps:
+  NAME      STATE        EXIT CODE   REASON      DURATION
+  prepare   Terminated   0           Completed   3s
+  say       Terminated   3           Error       7s
+
+Events:
+  TYPE      REASON    AGE        OBJECT                 MESSAGE
+  Normal    Started   60m        TaskRun/greet-failed   created Pod greet-failed-pod
+  Normal    Pulled    59m (x2)   Pod/greet-failed-pod   Container image "alpine:3" already present on machine
+  Warning   Failed    59m        TaskRun/greet-failed   step "say" exited with code 3
+`},
+		},
+		"a running run": {
+			run: "greet-running",
+			want: result{Stdout: `Name:        greet-running
+Namespace:   NS
+Task:        greet
+Status:      Running
+Message:     running step "say" (2 of 2)
+Started:     TIME (30s ago)
+Completed:   ---
+Duration:    ---
+Timeout:     the controller's default (its --default-timeout, 1h unless set)
+Pod:         greet-running-pod
+
+Params:
+  NAME       VALUE   FROM
+  greeting   hey     run
+  name       world   default
+
+Conditions:
+  TYPE        STATUS    REASON    LAST TRANSITION   MESSAGE
+  Succeeded   Unknown   Running   25s ago           running step "say" (2 of 2)
+
+Steps:
+  NAME      STATE        EXIT CODE   REASON      DURATION
+  prepare   Terminated   0           Completed   5s
+  say       Running      ---         ---         20s so far
+
+Events:
+  (none)
+`},
+		},
+		"a run the controller has not seen": {
+			run: "greet-new",
+			want: result{Stdout: `Name:        greet-new
+Namespace:   NS
+Task:        greet
+Status:      Pending
+Started:     ---
+Completed:   ---
+Duration:    ---
+Timeout:     the controller's default (its --default-timeout, 1h unless set)
+Pod:         ---
+
+Params:
+  NAME       VALUE   FROM
+  greeting   yo      run
+  name       world   default
+
+Conditions:
+  (none: the controller has not seen the run yet)
+
+Steps:
+  NAME      STATE   EXIT CODE   REASON   DURATION
+  prepare   ---     ---         ---      ---
+  say       ---     ---         ---      ---
+
+Events:
+  (none)
+`},
+		},
+		"a run whose Task does not exist": {
+			run: "lost-run",
+			want: result{Stdout: `Name:        lost-run
+Namespace:   NS
+Task:        gone
+Status:      WaitingForTask
+Message:     waiting for Task "gone", which does not exist
+Started:     TIME (5m ago)
+Completed:   ---
+Duration:    ---
+Timeout:     the controller's default (its --default-timeout, 1h unless set)
+Pod:         ---
+
+Params:
+  (Task "gone" does not exist: the run's own values only)
+  (none)
+
+Conditions:
+  TYPE        STATUS    REASON           LAST TRANSITION   MESSAGE
+  Succeeded   Unknown   WaitingForTask   5m ago            waiting for Task "gone", which does not exist
+
+Steps:
+  (none reported yet)
+
+Events:
+  (none)
+`},
+		},
+		"an unknown run": {
+			run:  "nope",
+			want: result{Code: 1, Stderr: `error: TaskRun "nope" not found in namespace "NS"; list the runs there with: kubectl task list -n NS` + "\n"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := h.kubectlTask(t, "describe", tc.run)
+			got.Stdout = timestamp.ReplaceAllString(got.Stdout, "TIME")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("kubectl task describe %s (-want +got):\n%s", tc.run, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,209 @@
+package cli_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestErrors checks that every error is one line that says what to do, with
+// the documented exit code, and that nothing is created on the way.
+func TestErrors(t *testing.T) {
+	h := newHarness(t)
+	h.history(t)
+	unreachable := filepath.Join(t.TempDir(), "unreachable")
+	if err := os.WriteFile(unreachable, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := map[string]struct {
+		args []string
+		// raw runs args as they are, with no --kubeconfig or -n added.
+		raw      bool
+		wantCode int
+		wantErr  string
+	}{
+		"unknown Task": {
+			args:     []string{"start", "nope", "-p", "greeting=hi"},
+			wantCode: 1,
+			wantErr:  `Task "nope" not found in namespace "NS"; list the Tasks there with: kubectl get tasks.minitask.dev -n NS`,
+		},
+		"unknown run to describe": {
+			args:     []string{"describe", "nope"},
+			wantCode: 1,
+			wantErr:  `TaskRun "nope" not found in namespace "NS"; list the runs there with: kubectl task list -n NS`,
+		},
+		"unknown run to cancel": {
+			args:     []string{"cancel", "nope"},
+			wantCode: 1,
+			wantErr:  `TaskRun "nope" not found in namespace "NS"; list the runs there with: kubectl task list -n NS`,
+		},
+		"unknown run to follow": {
+			args:     []string{"logs", "nope", "-f"},
+			wantCode: 1,
+			wantErr:  `TaskRun "nope" not found in namespace "NS"; list the runs there with: kubectl task list -n NS`,
+		},
+		"-p without =": {
+			args:     []string{"start", "greet", "-p", "greeting"},
+			wantCode: 2,
+			wantErr:  `malformed -p "greeting": it needs name=value, e.g. -p greeting=hello; see 'kubectl task start --help'`,
+		},
+		"-p without a name": {
+			args:     []string{"start", "greet", "-p", "=hi"},
+			wantCode: 2,
+			wantErr:  `malformed -p "=hi": it needs name=value, e.g. -p greeting=hello; see 'kubectl task start --help'`,
+		},
+		"-p twice": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "-p", "greeting=yo"},
+			wantCode: 2,
+			wantErr:  `-p greeting is given twice; give each param once; see 'kubectl task start --help'`,
+		},
+		"-p for a param the Task does not declare": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "-p", "gretting=yo"},
+			wantCode: 2,
+			wantErr:  `Task "greet" has no param "gretting"; its params are: greeting, name; see 'kubectl task start --help'`,
+		},
+		"unknown flag": {
+			args:     []string{"list", "--bogus"},
+			wantCode: 2,
+			wantErr:  `unknown flag: --bogus; see 'kubectl task list --help'`,
+		},
+		"unknown shorthand flag": {
+			args:     []string{"start", "greet", "-x"},
+			wantCode: 2,
+			wantErr:  `unknown shorthand flag: 'x' in -x; see 'kubectl task start --help'`,
+		},
+		"a flag without its value": {
+			args:     []string{"start", "greet", "-p"},
+			raw:      true,
+			wantCode: 2,
+			wantErr:  `flag needs an argument: 'p' in -p; see 'kubectl task start --help'`,
+		},
+		"unknown flag before the command": {
+			args:     []string{"--bogus", "list"},
+			raw:      true,
+			wantCode: 2,
+			wantErr:  `unknown flag: --bogus; see 'kubectl task --help'`,
+		},
+		"unknown command": {
+			args:     []string{"run", "greet"},
+			wantCode: 2,
+			wantErr:  `unknown command "run"; see 'kubectl task --help'`,
+		},
+		"no run named": {
+			args:     []string{"describe"},
+			wantCode: 2,
+			wantErr:  `kubectl task describe needs the name of a run; see 'kubectl task describe --help'`,
+		},
+		"two runs named": {
+			args:     []string{"cancel", "a", "b"},
+			wantCode: 2,
+			wantErr:  `kubectl task cancel takes one argument, the name of a run, but got 2; see 'kubectl task cancel --help'`,
+		},
+		"--name and --generate-name": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "--name", "a", "--generate-name"},
+			wantCode: 2,
+			wantErr:  `give --name or --generate-name, not both; see 'kubectl task start --help'`,
+		},
+		"a timeout that is no duration": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "--timeout", "10"},
+			wantCode: 2,
+			wantErr:  `--timeout "10" is not a duration such as 10m or 1h30m (0s means no limit); see 'kubectl task start --help'`,
+		},
+		"a negative timeout": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "--timeout=-1m"},
+			wantCode: 2,
+			wantErr:  `--timeout "-1m" is not a duration such as 10m or 1h30m (0s means no limit); see 'kubectl task start --help'`,
+		},
+		"a run name taken": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "--name", "greet-old"},
+			wantCode: 1,
+			wantErr:  `TaskRun "greet-old" already exists in namespace "NS"; choose another --name, or leave it out to generate one`,
+		},
+		"a shell with no completion": {
+			args:     []string{"completion", "fish"},
+			wantCode: 2,
+			wantErr:  `kubectl task completion needs one shell: bash or zsh; see 'kubectl task completion --help'`,
+		},
+		"no cluster reachable": {
+			args:     []string{"list", "--kubeconfig", unreachable},
+			raw:      true,
+			wantCode: 1,
+			wantErr:  `cannot reach the cluster at https://127.0.0.1:1 (connection refused); check that it is running, and --kubeconfig and --context`,
+		},
+		"no cluster reachable, starting": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "--kubeconfig", unreachable},
+			raw:      true,
+			wantCode: 1,
+			wantErr:  `cannot reach the cluster at https://127.0.0.1:1 (connection refused); check that it is running, and --kubeconfig and --context`,
+		},
+		"no kubeconfig file": {
+			args:     []string{"list", "--kubeconfig", "/nonexistent/kubeconfig"},
+			raw:      true,
+			wantCode: 1,
+			wantErr:  `cannot read the kubeconfig: stat /nonexistent/kubeconfig: no such file or directory; check --kubeconfig or KUBECONFIG`,
+		},
+		"an unknown context": {
+			args:     []string{"list", "--kubeconfig", env.Kubeconfig, "--context", "nope"},
+			raw:      true,
+			wantCode: 1,
+			wantErr:  `the kubeconfig is not usable: context was not found for specified context: nope; check --kubeconfig, KUBECONFIG and --context`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := h.runs(t)
+			var got result
+			if tc.raw {
+				got = h.execute(t, tc.args)
+			} else {
+				got = h.kubectlTask(t, tc.args...)
+			}
+			want := result{Code: tc.wantCode, Stderr: "error: " + tc.wantErr + "\n"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("kubectl task %s (-want +got):\n%s", strings.Join(tc.args, " "), diff)
+			}
+			if diff := cmp.Diff(before, h.runs(t)); diff != "" {
+				t.Errorf("TaskRuns changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("a bug", func(t *testing.T) {
+		h.logs = panickingLogs{}
+		defer func() { h.logs = nil }()
+		got := h.kubectlTask(t, "logs", "greet-old")
+		want := result{Code: 1, Stderr: "error: internal error: a bug; please report it at https://github.com/minitask-dev/minitask/issues\n"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("logs with a bug (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("no kubeconfig at all", func(t *testing.T) {
+		t.Setenv("KUBECONFIG", "")
+		t.Setenv("HOME", t.TempDir())
+		got := h.execute(t, []string{"list"})
+		want := result{Code: 1, Stderr: "error: no cluster configured: no kubeconfig found; give --kubeconfig, set KUBECONFIG, or create ~/.kube/config\n"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("list (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// panickingLogs is a log source with a bug.
+type panickingLogs struct{}
+
+func (panickingLogs) Steps(context.Context) ([]string, error) { panic("a bug") }
+
+func (panickingLogs) Open(context.Context, string, bool) (io.ReadCloser, error) { panic("a bug") }

@@ -1,0 +1,94 @@
+package cli_test
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// history fills h's namespace, where no controller runs, with the Task greet,
+// the Task quiet that has no runs, and a run in each state, their statuses
+// and Events written as the controller would, at fixed times before h.now:
+//
+//	greet-old      Succeeded, 3h ago, took 2m5s
+//	greet-failed   Failed(StepFailed), 1h ago, took 12s; with Events
+//	lost-run       WaitingForTask (its Task "gone" does not exist), 5m ago
+//	greet-running  Running its second step, 30s ago
+//	greet-new      not yet seen by the controller
+func (h *harness) history(t *testing.T) {
+	t.Helper()
+	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(h.now.Add(d))) }
+	step := func(name string, code int32, from, to time.Duration) v1beta1.StepState {
+		reason := "Completed"
+		if code != 0 {
+			reason = "Error"
+		}
+		return v1beta1.StepState{Name: name, State: v1beta1.StepTerminated, ExitCode: ptr.To(code), Reason: reason, StartedAt: at(from), FinishedAt: at(to)}
+	}
+	condition := func(status metav1.ConditionStatus, reason v1beta1.TaskRunReason, message string, when time.Duration) []metav1.Condition {
+		return []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason), Message: message,
+			ObservedGeneration: 1, LastTransitionTime: *at(when)}}
+	}
+	newRun := func(name, task string, params ...v1beta1.Param) *v1beta1.TaskRun {
+		return &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task}, Params: params}}
+	}
+
+	failed := newRun("greet-failed", "greet", v1beta1.Param{Name: "greeting", Value: "hi"})
+	failed.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Minute}
+	h.create(t, greetTask("greet"), greetTask("quiet"),
+		newRun("greet-old", "greet", v1beta1.Param{Name: "greeting", Value: "hello"}, v1beta1.Param{Name: "name", Value: "you"}),
+		failed,
+		newRun("lost-run", "gone"),
+		newRun("greet-running", "greet", v1beta1.Param{Name: "greeting", Value: "hey"}))
+
+	h.setRunStatus(t, "greet-old", v1beta1.TaskRunStatus{
+		Conditions: condition(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0", -3*time.Hour+125*time.Second),
+		PodName:    "greet-old-pod", StartTime: at(-3 * time.Hour), CompletionTime: at(-3*time.Hour + 125*time.Second),
+		Steps: []v1beta1.StepState{step("prepare", 0, -3*time.Hour, -3*time.Hour+5*time.Second),
+			step("say", 0, -3*time.Hour+5*time.Second, -3*time.Hour+2*time.Minute)},
+	})
+	h.setRunStatus(t, "greet-failed", v1beta1.TaskRunStatus{
+		Conditions: condition(metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "say" exited with code 3`, -time.Hour+12*time.Second),
+		PodName:    "greet-failed-pod", StartTime: at(-time.Hour), CompletionTime: at(-time.Hour + 12*time.Second),
+		Steps: []v1beta1.StepState{step("prepare", 0, -time.Hour+time.Second, -time.Hour+4*time.Second),
+			step("say", 3, -time.Hour+4*time.Second, -time.Hour+11*time.Second)},
+	})
+	h.setRunStatus(t, "lost-run", v1beta1.TaskRunStatus{
+		Conditions: condition(metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, `waiting for Task "gone", which does not exist`, -5*time.Minute),
+		StartTime:  at(-5 * time.Minute),
+	})
+	h.setRunStatus(t, "greet-running", v1beta1.TaskRunStatus{
+		Conditions: condition(metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "say" (2 of 2)`, -25*time.Second),
+		PodName:    "greet-running-pod", StartTime: at(-30 * time.Second),
+		Steps: []v1beta1.StepState{step("prepare", 0, -30*time.Second, -25*time.Second),
+			{Name: "say", State: v1beta1.StepRunning, StartedAt: at(-20 * time.Second)}},
+	})
+	// Created last, so that it is the newest: a run not seen yet has no start time.
+	h.create(t, newRun("greet-new", "greet", v1beta1.Param{Name: "greeting", Value: "yo"}))
+
+	failedRun := h.run(t, "greet-failed")
+	event := func(name, kind, object string, uid string, typ, reason, message string, when time.Duration, count int32) *corev1.Event {
+		return &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: h.ns, Name: object, UID: types.UID(uid),
+				APIVersion: map[string]string{"TaskRun": "minitask.dev/v1beta1", "Pod": "v1"}[kind]},
+			Type: typ, Reason: reason, Message: message, Count: count,
+			FirstTimestamp: *at(when), LastTimestamp: *at(when),
+			Source: corev1.EventSource{Component: "minitask-controller"},
+		}
+	}
+	h.create(t,
+		event("greet-failed.1", "TaskRun", "greet-failed", string(failedRun.UID), corev1.EventTypeNormal, "Started", "created Pod greet-failed-pod", -time.Hour, 1),
+		event("greet-failed.2", "Pod", "greet-failed-pod", "", corev1.EventTypeNormal, "Pulled", `Container image "alpine:3" already present on machine`, -time.Hour+4*time.Second, 2),
+		event("greet-failed.3", "TaskRun", "greet-failed", string(failedRun.UID), corev1.EventTypeWarning, "Failed", `step "say" exited with code 3`, -time.Hour+12*time.Second, 1),
+		// An Event about another object is not the run's.
+		event("greet-old.1", "TaskRun", "greet-old", "", corev1.EventTypeNormal, "Succeeded", "every step exited 0", -3*time.Hour, 1),
+	)
+}

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+)
+
+// listFlags are list's flags.
+type listFlags struct {
+	output        string
+	allNamespaces bool
+}
+
+func (p *plugin) newListCommand() *cobra.Command {
+	var f listFlags
+	cmd := &cobra.Command{
+		Use:   "list [TASK]",
+		Short: "List runs, newest first",
+		Long: `List runs, newest first, with when each started, how long it took and how it
+ended: Succeeded, or Failed(REASON). A run that goes on shows where it is:
+Pending, WaitingForTask, Running or Cancelling.`,
+		Example: `  # List the runs of every Task in the current namespace
+  kubectl task list
+
+  # List the runs of the Task greet, as names only
+  kubectl task list greet -o name
+
+  # List the runs in every namespace
+  kubectl task list -A`,
+		Aliases:           []string{"ls"},
+		Args:              atMostOne("the name of a Task"),
+		ValidArgsFunction: p.completeTasks,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			task := ""
+			if len(args) == 1 {
+				task = args[0]
+			}
+			return p.runList(cmd, task, f)
+		},
+	}
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "Output format: json, yaml or name (default: a table)")
+	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "List the runs in every namespace")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml", "name"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (p *plugin) runList(cmd *cobra.Command, task string, f listFlags) error {
+	var printer printers.ResourcePrinter
+	switch f.output {
+	case "":
+	case "json":
+		printer = &printers.JSONPrinter{}
+	case "yaml":
+		printer = &printers.YAMLPrinter{}
+	case "name":
+		printer = &printers.NamePrinter{}
+	default:
+		return usageErrorf(cmd, "unknown output format %q; use -o json, -o yaml or -o name", f.output)
+	}
+	ctx := cmd.Context()
+	c, ns, err := p.connect()
+	if err != nil {
+		return err
+	}
+	var opts []client.ListOption
+	if !f.allNamespaces {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	var list v1beta1.TaskRunList
+	if err := c.Client.List(ctx, &list, opts...); err != nil {
+		return clusterError(err, c.Host)
+	}
+	runs := list.Items[:0]
+	for _, run := range list.Items {
+		if task == "" || run.Spec.TaskRef.Name == task {
+			runs = append(runs, run)
+		}
+	}
+	if len(runs) == 0 && task != "" && !f.allNamespaces {
+		// No runs of a Task that does not exist is most likely a typo.
+		if _, err := c.getTask(ctx, ns, task); err != nil {
+			return err
+		}
+	}
+	sortNewestFirst(runs)
+
+	if printer != nil {
+		return printRuns(p.Streams.Out, printer, f.output, runs)
+	}
+	if len(runs) == 0 {
+		where := fmt.Sprintf("in namespace %q", ns)
+		if f.allNamespaces {
+			where = "in any namespace"
+		}
+		if task != "" {
+			where = fmt.Sprintf("of Task %q %s", task, where)
+		}
+		fmt.Fprintf(p.Streams.ErrOut, "No runs %s.\n", where)
+		return nil
+	}
+	return p.printRunTable(p.Streams.Out, runs, f.allNamespaces)
+}
+
+// startedAt is when a run started, or, before it has, when it was created.
+func startedAt(run *v1beta1.TaskRun) time.Time {
+	if run.Status.StartTime != nil {
+		return run.Status.StartTime.Time
+	}
+	return run.CreationTimestamp.Time
+}
+
+// sortNewestFirst orders runs by when they started, newest first; runs that
+// started in the same second by when they were created, then by name,
+// descending, so that greet-2 comes before greet-1.
+func sortNewestFirst(runs []v1beta1.TaskRun) {
+	sort.SliceStable(runs, func(i, j int) bool {
+		a, b := &runs[i], &runs[j]
+		if ta, tb := startedAt(a), startedAt(b); !ta.Equal(tb) {
+			return ta.After(tb)
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.After(b.CreationTimestamp.Time)
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name > b.Name
+	})
+}
+
+func (p *plugin) printRunTable(out io.Writer, runs []v1beta1.TaskRun, withNamespace bool) error {
+	w := newTabWriter(out)
+	if withNamespace {
+		fmt.Fprint(w, "NAMESPACE\t")
+	}
+	fmt.Fprintln(w, "NAME\tTASK\tSTARTED\tDURATION\tSTATUS")
+	now := p.Now()
+	for i := range runs {
+		run := &runs[i]
+		if withNamespace {
+			fmt.Fprintf(w, "%s\t", run.Namespace)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", run.Name, run.Spec.TaskRef.Name, ago(run.Status.StartTime, now), runDuration(run), runstate.Summary(run))
+	}
+	return w.Flush()
+}
+
+// printRuns prints runs with a kubectl printer: json and yaml as one
+// TaskRunList, name as one taskrun.minitask.dev/NAME line per run.
+func printRuns(out io.Writer, printer printers.ResourcePrinter, format string, runs []v1beta1.TaskRun) error {
+	gvk := v1beta1.GroupVersion.WithKind("TaskRun")
+	for i := range runs {
+		runs[i].SetGroupVersionKind(gvk)
+		runs[i].ManagedFields = nil
+	}
+	if format == "name" {
+		for i := range runs {
+			if err := printer.PrintObj(&runs[i], out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	list := &v1beta1.TaskRunList{Items: runs}
+	if list.Items == nil {
+		list.Items = []v1beta1.TaskRun{}
+	}
+	list.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("TaskRunList"))
+	return printer.PrintObj(list, out)
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+)
+
+func (p *plugin) newLogsCommand() *cobra.Command {
+	var o runlogs.Options
+	cmd := &cobra.Command{
+		Use:   "logs RUN [-f] [--step NAME]",
+		Short: "Print the logs of a run's steps, in order",
+		Long: `Print the logs of a run's steps, one step after another in the Task's order,
+each line prefixed with [STEP]. Steps that have not started yet are not shown;
+with -f, logs waits for each step in turn and follows it until the run finishes.`,
+		Example: `  # Print what the run's steps have written so far
+  kubectl task logs greet-x7k2p
+
+  # Follow the step build until the run finishes
+  kubectl task logs greet-x7k2p -f --step build`,
+		Args:              exactlyOne("the name of a run"),
+		ValidArgsFunction: p.completeRuns(false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return p.runLogs(cmd, args[0], o)
+		},
+	}
+	cmd.Flags().BoolVarP(&o.Follow, "follow", "f", false, "Follow the logs until the run finishes")
+	cmd.Flags().StringVar(&o.Step, "step", "", "Print only this step's log")
+	_ = cmd.RegisterFlagCompletionFunc("step", p.completeSteps)
+	return cmd
+}
+
+func (p *plugin) runLogs(cmd *cobra.Command, name string, o runlogs.Options) error {
+	ctx := cmd.Context()
+	c, ns, err := p.connect()
+	if err != nil {
+		return err
+	}
+	if _, err := c.getRun(ctx, ns, name); err != nil {
+		return err
+	}
+	printed, err := runlogs.Stream(ctx, p.LogSource(c, ns, name), p.Streams.Out, o)
+	var unknownStep *runlogs.UnknownStepError
+	if errors.As(err, &unknownStep) {
+		return usageErrorf(cmd, "TaskRun %q has no step %q; its steps are: %s", name, o.Step, strings.Join(unknownStep.Steps, ", "))
+	}
+	if err != nil {
+		return clusterError(err, c.Host)
+	}
+	if printed > 0 || o.Follow {
+		return nil
+	}
+	// Nothing to show: say why, on stderr, so that stdout stays the logs.
+	run, err := c.getRun(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	if runstate.Finished(run) {
+		fmt.Fprintf(p.Streams.ErrOut, "TaskRun %s ran no step: %s; see kubectl task describe %s -n %s\n", name, runstate.Summary(run), name, ns)
+		return nil
+	}
+	fmt.Fprintf(p.Streams.ErrOut, "TaskRun %s has not started a step yet; follow it with: kubectl task logs %s -f -n %s\n", name, name, ns)
+	return nil
+}

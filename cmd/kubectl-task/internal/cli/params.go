@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// Where a param's effective value comes from.
+const (
+	fromRun     = "run"
+	fromDefault = "default"
+	// missing: no value and no default; the controller fails such a run.
+	missing = "missing"
+	// ignored: a value for a param the Task does not declare.
+	ignored = "ignored: not declared"
+)
+
+// effectiveParam is a param as a run sees it: its value and where it came from.
+type effectiveParam struct {
+	Name, Value, Source, Description string
+	// Default is the Task's default, if it has one.
+	Default *string
+}
+
+// parseParams reads the values of -p flags, each NAME=VALUE, in order.
+func parseParams(cmd *cobra.Command, flags []string) ([]v1beta1.Param, error) {
+	params := make([]v1beta1.Param, 0, len(flags))
+	seen := map[string]bool{}
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, usageErrorf(cmd, "malformed -p %q: it needs name=value, e.g. -p greeting=hello", f)
+		}
+		if seen[name] {
+			return nil, usageErrorf(cmd, "-p %s is given twice; give each param once", name)
+		}
+		seen[name] = true
+		params = append(params, v1beta1.Param{Name: name, Value: value})
+	}
+	return params, nil
+}
+
+// effectiveParams returns the Task's params with the values a run with given
+// gets: the run's, else the default, else missing; then any values given for
+// params the Task does not declare, which the controller ignores.
+func effectiveParams(task *v1beta1.Task, given []v1beta1.Param) []effectiveParam {
+	values := make(map[string]string, len(given))
+	for _, p := range given {
+		values[p.Name] = p.Value
+	}
+	declared := map[string]bool{}
+	var out []effectiveParam
+	for _, spec := range task.Spec.Params {
+		declared[spec.Name] = true
+		e := effectiveParam{Name: spec.Name, Description: spec.Description, Default: spec.Default}
+		if v, ok := values[spec.Name]; ok {
+			e.Value, e.Source = v, fromRun
+		} else if spec.Default != nil {
+			e.Value, e.Source = *spec.Default, fromDefault
+		} else {
+			e.Source = missing
+		}
+		out = append(out, e)
+	}
+	for _, p := range given {
+		if !declared[p.Name] {
+			out = append(out, effectiveParam{Name: p.Name, Value: p.Value, Source: ignored})
+		}
+	}
+	return out
+}
+
+// checkParams refuses values for params the Task does not declare, and
+// required params that have no value, listing them and, so that a user sees
+// every param at once, the params that have defaults.
+func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []effectiveParam) error {
+	var undeclared, missingOnes, defaulted []effectiveParam
+	for _, p := range params {
+		switch p.Source {
+		case ignored:
+			undeclared = append(undeclared, p)
+		case missing:
+			missingOnes = append(missingOnes, p)
+		}
+		if p.Default != nil {
+			defaulted = append(defaulted, p)
+		}
+	}
+	if len(undeclared) > 0 {
+		return usageErrorf(cmd, "Task %q has no param %q; %s", task.Name, undeclared[0].Name, declaredParams(task))
+	}
+	if len(missingOnes) == 0 {
+		return nil
+	}
+	noun := "param"
+	if len(missingOnes) > 1 {
+		noun = "params"
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
+	for _, p := range missingOnes {
+		fmt.Fprintf(w, "  %s\t%s\n", p.Name, describeParam(p))
+	}
+	_ = w.Flush()
+	if len(defaulted) > 0 {
+		b.WriteString("These have defaults, and may be left out:\n")
+		w = tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
+		for _, p := range defaulted {
+			fmt.Fprintf(w, "  %s=%s\t%s\n", p.Name, *p.Default, describeParam(p))
+		}
+		_ = w.Flush()
+	}
+	return &usageError{
+		msg:    fmt.Sprintf("Task %q needs a value for %d %s; give each with -p NAME=VALUE (nothing was created):", task.Name, len(missingOnes), noun),
+		detail: b.String(),
+	}
+}
+
+func describeParam(p effectiveParam) string {
+	if p.Description == "" {
+		return "(no description)"
+	}
+	return p.Description
+}
+
+// declaredParams says which params a Task takes, for messages.
+func declaredParams(task *v1beta1.Task) string {
+	if len(task.Spec.Params) == 0 {
+		return "it takes no params"
+	}
+	names := make([]string, len(task.Spec.Params))
+	for i, p := range task.Spec.Params {
+		names[i] = p.Name
+	}
+	return "its params are: " + strings.Join(names, ", ")
+}

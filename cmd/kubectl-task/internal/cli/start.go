@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+)
+
+// startFlags are start's flags.
+type startFlags struct {
+	params       []string
+	timeout      string
+	name         string
+	generateName bool
+	showlog      bool
+	wait         bool
+}
+
+func (p *plugin) newStartCommand() *cobra.Command {
+	var f startFlags
+	cmd := &cobra.Command{
+		Use:   "start TASK [-p NAME=VALUE ...]",
+		Short: "Start a run of a Task",
+		Long: `Start a run of a Task: create a TaskRun and print its name, and the command
+that follows its logs.
+
+Before creating anything, start checks the params: every param the Task declares
+without a default needs a value (-p NAME=VALUE); start lists those that are
+missing, with their descriptions, and the params that have defaults.
+
+With --wait or --showlog, start waits for the run to finish, and exits 0 when
+it succeeded, or 1 with the reason when it failed.`,
+		Example: `  # Run the Task greet, with a value for its param greeting
+  kubectl task start greet -p greeting=hello
+
+  # Run it under a name of your own, at most 10 minutes, and follow its steps' logs
+  kubectl task start greet -p greeting=hello --name greet-1 --timeout 10m --showlog`,
+		Args:              exactlyOne("the name of a Task"),
+		ValidArgsFunction: p.completeTasks,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return p.runStart(cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "A param's value, as NAME=VALUE; repeat for each param")
+	fl.StringVar(&f.timeout, "timeout", "", "How long the run may take, e.g. 10m or 1h30m; 0s means no limit (default: the controller's, 1h unless set)")
+	fl.StringVar(&f.name, "name", "", "The TaskRun's name (default: generated, TASK-xxxxx)")
+	fl.BoolVar(&f.generateName, "generate-name", false, "Generate the TaskRun's name from the Task's, TASK-xxxxx (the default; excludes --name)")
+	fl.BoolVar(&f.showlog, "showlog", false, "Follow the steps' logs, in order, until the run finishes")
+	fl.BoolVar(&f.wait, "wait", false, "Wait until the run finishes, and exit 1 if it failed")
+	return cmd
+}
+
+func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) error {
+	ctx := cmd.Context()
+	given, err := parseParams(cmd, f.params)
+	if err != nil {
+		return err
+	}
+	if f.name != "" && f.generateName {
+		return usageErrorf(cmd, "give --name or --generate-name, not both")
+	}
+	var timeout *metav1.Duration
+	if cmd.Flags().Changed("timeout") {
+		d, err := time.ParseDuration(f.timeout)
+		if err != nil || d < 0 {
+			return usageErrorf(cmd, "--timeout %q is not a duration such as 10m or 1h30m (0s means no limit)", f.timeout)
+		}
+		timeout = &metav1.Duration{Duration: d}
+	}
+
+	c, ns, err := p.connect()
+	if err != nil {
+		return err
+	}
+	task, err := c.getTask(ctx, ns, taskName)
+	if err != nil {
+		return err
+	}
+	if err := checkParams(cmd, task, effectiveParams(task, given)); err != nil {
+		return err
+	}
+
+	run := &v1beta1.TaskRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.name},
+		Spec: v1beta1.TaskRunSpec{
+			TaskRef: v1beta1.TaskRef{Name: task.Name},
+			Timeout: timeout,
+		},
+	}
+	if len(given) > 0 {
+		run.Spec.Params = given
+	}
+	if f.name == "" {
+		run.GenerateName = task.Name + "-"
+	}
+	if err := c.Client.Create(ctx, run); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("TaskRun %q already exists in namespace %q; choose another --name, or leave it out to generate one", f.name, ns)
+		}
+		return clusterError(err, c.Host)
+	}
+	out := p.Streams.Out
+	fmt.Fprintf(out, "TaskRun %s started in namespace %s\n", run.Name, ns)
+	fmt.Fprintf(out, "Follow its logs with: kubectl task logs %s -f -n %s\n", run.Name, ns)
+	if !f.showlog && !f.wait {
+		return nil
+	}
+
+	if f.showlog {
+		src := p.LogSource(c, ns, run.Name)
+		if _, err := runlogs.Stream(ctx, src, out, runlogs.Options{Follow: true}); err != nil {
+			return clusterError(err, c.Host)
+		}
+	}
+	done, err := p.waitForRun(ctx, c, ns, run.Name)
+	if err != nil {
+		return err
+	}
+	return finishedRunResult(out, done)
+}
+
+// waitForRun polls the run until it has finished, and returns it.
+func (p *plugin) waitForRun(ctx context.Context, c *Clients, ns, name string) (*v1beta1.TaskRun, error) {
+	for {
+		run, err := c.getRun(ctx, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		if runstate.Finished(run) {
+			return run, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(p.PollInterval):
+		}
+	}
+}
+
+// finishedRunResult reports a finished run: a line on w when it succeeded,
+// an error with its reason (exit code 1) when it failed.
+func finishedRunResult(w io.Writer, run *v1beta1.TaskRun) error {
+	c := runstate.Succeeded(run)
+	if c.Status == metav1.ConditionTrue {
+		fmt.Fprintf(w, "TaskRun %s succeeded in %s\n", run.Name, runDuration(run))
+		return nil
+	}
+	return fmt.Errorf("TaskRun %s failed (%s): %s; see kubectl task describe %s -n %s",
+		run.Name, c.Reason, c.Message, run.Name, run.Namespace)
+}
+
+// runDuration is how long a finished run took.
+func runDuration(run *v1beta1.TaskRun) string {
+	return between(run.Status.StartTime, run.Status.CompletionTime)
+}

@@ -1,0 +1,129 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+func TestStart(t *testing.T) {
+	h := newHarness(t)
+	h.create(t, greetTask("greet"))
+	h.startController(t)
+
+	t.Run("with params and defaults", func(t *testing.T) {
+		got := h.kubectlTask(t, "start", "greet", "-p", "greeting=hi", "--name", "greet-1", "--timeout", "10m")
+		want := result{Stdout: "TaskRun greet-1 started in namespace NS\nFollow its logs with: kubectl task logs greet-1 -f -n NS\n"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("start (-want +got):\n%s", diff)
+		}
+		wantSpec := v1beta1.TaskRunSpec{
+			TaskRef: v1beta1.TaskRef{Name: "greet"},
+			Params:  []v1beta1.Param{{Name: "greeting", Value: "hi"}},
+			Timeout: &metav1.Duration{Duration: 10 * time.Minute},
+		}
+		if diff := cmp.Diff(wantSpec, h.run(t, "greet-1").Spec); diff != "" {
+			t.Errorf("TaskRun spec (-want +got):\n%s", diff)
+		}
+		// The controller runs the step with the value given and the default.
+		pod := &corev1.Pod{}
+		eventually(t, func() (bool, string) {
+			err := env.Client.Get(context.Background(), h.key("greet-1-pod"), pod)
+			return err == nil, fmt.Sprint(err)
+		}, "the run's Pod")
+		if cmd := pod.Spec.Containers[0].Command; !slices.Contains(cmd, `echo "hi, world"`) {
+			t.Errorf("step say runs %q, want the script with hi and the default world", cmd)
+		}
+		// describe shows where each value comes from, and the controller's Event.
+		out := h.kubectlTask(t, "describe", "greet-1").Stdout
+		for _, want := range []string{
+			"  greeting   hi      run\n",
+			"  name       world   default\n",
+			"Timeout:     10m0s\n",
+			"Normal   Started   0s    TaskRun/greet-1   created Pod greet-1-pod\n",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("describe greet-1 shows no %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("a generated name", func(t *testing.T) {
+		got := h.kubectlTask(t, "start", "greet", "-p", "greeting=hey", "-p", "name=you", "--generate-name")
+		want := regexp.MustCompile(`^TaskRun (greet-[a-z0-9]{5}) started in namespace NS\nFollow its logs with: kubectl task logs (greet-[a-z0-9]{5}) -f -n NS\n$`)
+		m := want.FindStringSubmatch(got.Stdout)
+		if got.Code != 0 || got.Stderr != "" || m == nil || m[1] != m[2] {
+			t.Fatalf("start --generate-name: %+v, want stdout matching %s", got, want)
+		}
+		if diff := cmp.Diff([]v1beta1.Param{{Name: "greeting", Value: "hey"}, {Name: "name", Value: "you"}}, h.run(t, m[1]).Spec.Params); diff != "" {
+			t.Errorf("TaskRun params (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("refuses a required param without a value", func(t *testing.T) {
+		before := h.runs(t)
+		got := h.kubectlTask(t, "start", "greet", "-p", "name=you", "--name", "greet-refused")
+		want := result{Code: 2, Stderr: `error: Task "greet" needs a value for 1 param; give each with -p NAME=VALUE (nothing was created):
+  greeting   What to say
+These have defaults, and may be left out:
+  name=world   Who to greet
+`}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("start (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(before, h.runs(t)); diff != "" {
+			t.Errorf("TaskRuns after the refusal (-before +after):\n%s", diff)
+		}
+	})
+
+	t.Run("--showlog follows the steps and exits 0 when the run succeeds", func(t *testing.T) {
+		h.logs = cannedLogs{"prepare": "preparing\n", "say": "hi, world\n"}
+		defer func() { h.logs = nil }()
+		done := h.startAsync(t, "start", "greet", "-p", "greeting=hi", "--name", "greet-ok", "--showlog")
+		now := time.Now()
+		h.kubelet(t, "greet-ok", corev1.PodSucceeded, exited(0, now, now), exited(0, now, now))
+		got := <-done
+		got.Stdout = regexp.MustCompile(`succeeded in \d+s`).ReplaceAllString(got.Stdout, "succeeded in Ns")
+		want := result{Stdout: `TaskRun greet-ok started in namespace NS
+Follow its logs with: kubectl task logs greet-ok -f -n NS
+[prepare] preparing
+[say] hi, world
+TaskRun greet-ok succeeded in Ns
+`}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("start --showlog (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("--wait exits 1 with the reason when the run fails", func(t *testing.T) {
+		done := h.startAsync(t, "start", "greet", "-p", "greeting=hi", "--name", "greet-bad", "--wait")
+		now := time.Now()
+		h.kubelet(t, "greet-bad", corev1.PodFailed, exited(0, now, now), exited(3, now, now))
+		want := result{Code: 1,
+			Stdout: "TaskRun greet-bad started in namespace NS\nFollow its logs with: kubectl task logs greet-bad -f -n NS\n",
+			Stderr: `error: TaskRun greet-bad failed (StepFailed): step "say" exited with code 3; see kubectl task describe greet-bad -n NS` + "\n",
+		}
+		if diff := cmp.Diff(want, <-done); diff != "" {
+			t.Errorf("start --wait (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// startAsync runs a command that waits for a run, while the test plays the
+// kubelet; the result arrives on the channel.
+func (h *harness) startAsync(t *testing.T, args ...string) <-chan result {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- h.kubectlTask(t, args...) }()
+	return done
+}

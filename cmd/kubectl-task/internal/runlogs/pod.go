@@ -1,0 +1,132 @@
+package runlogs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+)
+
+// stepContainerPrefix starts the name of each step's container: step-NAME.
+const stepContainerPrefix = "step-"
+
+// PodSource reads a run's step logs from its Pod, through the Pod logs API,
+// one container per step.
+type PodSource struct {
+	// Reader reads the TaskRun, its Pod and its Task.
+	Reader client.Reader
+	// Pods opens container logs.
+	Pods corev1client.PodsGetter
+	// Namespace and Run name the TaskRun.
+	Namespace, Run string
+	// PollInterval is how often Open looks again at a step that has not
+	// started, when following.
+	PollInterval time.Duration
+}
+
+var _ Source = (*PodSource)(nil)
+
+// Steps returns the steps in the order the run's Pod runs them; before there
+// is a Pod, in the order of the run's status, else of its Task; none while
+// the Task does not exist.
+func (s *PodSource) Steps(ctx context.Context) ([]string, error) {
+	run, pod, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	switch {
+	case pod != nil:
+		for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+			names = append(names, strings.TrimPrefix(c.Name, stepContainerPrefix))
+		}
+	case len(run.Status.Steps) > 0:
+		for _, st := range run.Status.Steps {
+			names = append(names, st.Name)
+		}
+	default:
+		task := &v1beta1.Task{}
+		key := client.ObjectKey{Namespace: s.Namespace, Name: run.Spec.TaskRef.Name}
+		err := s.Reader.Get(ctx, key, task)
+		if apierrors.IsNotFound(err) {
+			// The run waits for its Task: no step is known, none has run.
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("TaskRun %q has no Pod yet, and reading its Task %q failed: %w", s.Run, key.Name, err)
+		}
+		for _, st := range task.Spec.Steps {
+			names = append(names, st.Name)
+		}
+	}
+	return names, nil
+}
+
+// Open opens the log of step's container once it has started.
+func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.ReadCloser, error) {
+	container := stepContainerPrefix + step
+	for {
+		run, pod, err := s.read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if pod != nil && containerStarted(pod, container) {
+			opts := &corev1.PodLogOptions{Container: container, Follow: follow}
+			return s.Pods.Pods(s.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+		}
+		if !follow || runstate.Finished(run) || podEnded(pod) {
+			return nil, ErrNotStarted
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(s.PollInterval):
+		}
+	}
+}
+
+// read returns the run and its Pod, nil while it has none.
+func (s *PodSource) read(ctx context.Context) (*v1beta1.TaskRun, *corev1.Pod, error) {
+	run := &v1beta1.TaskRun{}
+	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Run}, run); err != nil {
+		return nil, nil, err
+	}
+	if run.Status.PodName == "" {
+		return run, nil, nil
+	}
+	pod := &corev1.Pod{}
+	err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: run.Status.PodName}, pod)
+	if apierrors.IsNotFound(err) {
+		return run, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return run, pod, nil
+}
+
+// containerStarted reports whether the kubelet has started the container, so
+// that it has a log to read.
+func containerStarted(pod *corev1.Pod, name string) bool {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range list {
+			if cs.Name == name {
+				return cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil
+			}
+		}
+	}
+	return false
+}
+
+func podEnded(pod *corev1.Pod) bool {
+	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+}

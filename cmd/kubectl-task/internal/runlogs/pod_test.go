@@ -1,0 +1,220 @@
+package runlogs_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
+)
+
+const ns = "demo"
+
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1beta1.AddToScheme(s))
+	return s
+}
+
+func task() *v1beta1.Task {
+	return &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "greet"},
+		Spec: v1beta1.TaskSpec{Steps: []v1beta1.Step{{Name: "prepare", Image: "alpine"}, {Name: "say", Image: "alpine"}}}}
+}
+
+// run returns the TaskRun "r", finished if cond is not Unknown, with its Pod r-pod.
+func run(cond metav1.ConditionStatus, steps ...v1beta1.StepState) *v1beta1.TaskRun {
+	return &v1beta1.TaskRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r"},
+		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}},
+		Status: v1beta1.TaskRunStatus{PodName: "r-pod", Steps: steps,
+			Conditions: []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: cond, Reason: "Any"}}},
+	}
+}
+
+// pod returns r-pod with its steps' containers in the states given, in order.
+func pod(phase corev1.PodPhase, states ...corev1.ContainerState) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r-pod"},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "step-prepare"}},
+			Containers:     []corev1.Container{{Name: "step-say"}},
+		},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+	for i, st := range states {
+		cs := corev1.ContainerStatus{State: st}
+		if i == 0 {
+			cs.Name = "step-prepare"
+			p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, cs)
+		} else {
+			cs.Name = "step-say"
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, cs)
+		}
+	}
+	return p
+}
+
+var (
+	waiting = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+	started = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	ended   = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
+)
+
+// newSource returns a PodSource over objs whose Pod logs API answers
+// "log of CONTAINER follow=BOOL".
+func newSource(objs ...client.Object) (*runlogs.PodSource, client.Client) {
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objs...).Build()
+	kube := kubefake.NewClientset()
+	kube.PrependReactor("get", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "log" {
+			return false, nil, nil
+		}
+		opts := action.(clienttesting.GenericAction).GetValue().(*corev1.PodLogOptions)
+		follow := "false"
+		if opts.Follow {
+			follow = "true"
+		}
+		return true, &runtime.Unknown{Raw: []byte("log of " + opts.Container + " follow=" + follow + "\n")}, nil
+	})
+	return &runlogs.PodSource{Reader: c, Pods: kube.CoreV1(), Namespace: ns, Run: "r", PollInterval: 10 * time.Millisecond}, c
+}
+
+func TestPodSourceSteps(t *testing.T) {
+	tests := map[string]struct {
+		objs []client.Object
+		want []string
+	}{
+		"from the Pod": {
+			objs: []client.Object{task(), run(metav1.ConditionUnknown), pod(corev1.PodPending)},
+			want: []string{"prepare", "say"},
+		},
+		"from the status, the Pod gone": {
+			objs: []client.Object{run(metav1.ConditionFalse, v1beta1.StepState{Name: "a"}, v1beta1.StepState{Name: "b"})},
+			want: []string{"a", "b"},
+		},
+		"from the Task, before a Pod": {
+			objs: []client.Object{task(), run(metav1.ConditionUnknown)},
+			want: []string{"prepare", "say"},
+		},
+		"none while the Task does not exist": {
+			objs: []client.Object{run(metav1.ConditionUnknown)},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			src, _ := newSource(tc.objs...)
+			got, err := src.Steps(context.Background())
+			if err != nil {
+				t.Fatalf("Steps: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Steps (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPodSourceOpen(t *testing.T) {
+	tests := map[string]struct {
+		objs   []client.Object
+		step   string
+		follow bool
+		// later, if set, replaces the Pod after a while, as the kubelet would.
+		later   *corev1.Pod
+		want    string
+		wantErr error
+	}{
+		"a step that has run": {
+			objs: []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started)},
+			step: "prepare",
+			want: "log of step-prepare follow=false\n",
+		},
+		"a step still running, followed": {
+			objs:   []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started)},
+			step:   "say",
+			follow: true,
+			want:   "log of step-say follow=true\n",
+		},
+		"a step not started, not followed": {
+			objs:    []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodPending, started, waiting)},
+			step:    "say",
+			wantErr: runlogs.ErrNotStarted,
+		},
+		"a step not started, followed until it starts": {
+			objs:   []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodPending, started, waiting)},
+			step:   "say",
+			follow: true,
+			later:  pod(corev1.PodRunning, ended, started),
+			want:   "log of step-say follow=true\n",
+		},
+		"a step the run ended without": {
+			objs:    []client.Object{run(metav1.ConditionFalse), pod(corev1.PodFailed, ended, waiting)},
+			step:    "say",
+			follow:  true,
+			wantErr: runlogs.ErrNotStarted,
+		},
+		"a run whose Pod is gone": {
+			objs:    []client.Object{run(metav1.ConditionFalse)},
+			step:    "prepare",
+			follow:  true,
+			wantErr: runlogs.ErrNotStarted,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			src, c := newSource(tc.objs...)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			opened := make(chan struct{})
+			if tc.later != nil {
+				go func() {
+					select {
+					case <-opened:
+						t.Error("Open returned before the step started")
+					case <-time.After(100 * time.Millisecond):
+					}
+					current := &corev1.Pod{}
+					if err := c.Get(ctx, client.ObjectKeyFromObject(tc.later), current); err != nil {
+						t.Errorf("getting the Pod: %v", err)
+						return
+					}
+					current.Status = tc.later.Status
+					if err := c.Status().Update(ctx, current); err != nil {
+						t.Errorf("updating the Pod: %v", err)
+					}
+				}()
+			}
+			r, err := src.Open(ctx, tc.step, tc.follow)
+			close(opened)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Open: error %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			defer r.Close()
+			got, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatalf("reading: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,50 @@
+package runstate_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+)
+
+func TestSummary(t *testing.T) {
+	type want struct {
+		Summary  string
+		Finished bool
+	}
+	tests := map[string]struct {
+		status    metav1.ConditionStatus // empty: no condition
+		reason    v1beta1.TaskRunReason
+		cancelled bool
+		want      want
+	}{
+		"not seen yet":          {want: want{"Pending", false}},
+		"pending":               {status: metav1.ConditionUnknown, reason: v1beta1.ReasonPending, want: want{"Pending", false}},
+		"waiting for its Task":  {status: metav1.ConditionUnknown, reason: v1beta1.ReasonWaitingForTask, want: want{"WaitingForTask", false}},
+		"running":               {status: metav1.ConditionUnknown, reason: v1beta1.ReasonRunning, want: want{"Running", false}},
+		"cancel asked":          {status: metav1.ConditionUnknown, reason: v1beta1.ReasonRunning, cancelled: true, want: want{"Cancelling", false}},
+		"succeeded":             {status: metav1.ConditionTrue, reason: v1beta1.ReasonSucceeded, want: want{"Succeeded", true}},
+		"a step failed":         {status: metav1.ConditionFalse, reason: v1beta1.ReasonStepFailed, want: want{"Failed(StepFailed)", true}},
+		"cancelled":             {status: metav1.ConditionFalse, reason: v1beta1.ReasonCancelled, cancelled: true, want: want{"Failed(TaskRunCancelled)", true}},
+		"timed out":             {status: metav1.ConditionFalse, reason: v1beta1.ReasonTimeout, want: want{"Failed(TaskRunTimeout)", true}},
+		"failed, from v1alpha1": {status: metav1.ConditionFalse, reason: v1beta1.ReasonFailed, want: want{"Failed(Failed)", true}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			run := &v1beta1.TaskRun{}
+			if tc.status != "" {
+				run.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: tc.status, Reason: string(tc.reason)}}
+			}
+			if tc.cancelled {
+				run.Spec.Status = v1beta1.TaskRunSpecStatusCancelled
+			}
+			got := want{runstate.Summary(run), runstate.Finished(run)}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
