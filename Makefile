@@ -18,6 +18,11 @@ export PATH := $(TOOLS_BIN):$(PATH)
 # Extra flags for go test, e.g. make test GOTESTFLAGS='-run TestConversion -v'.
 GOTESTFLAGS ?=
 
+# The manager's image, for docker-build and build-installer, e.g.
+# make docker-build build-installer IMG=registry.example/minitask:v0.2.0
+IMG ?= ghcr.io/minitask-dev/minitask:latest
+CONTAINER_TOOL ?= docker
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
@@ -58,6 +63,11 @@ test: manifests generate ## Run unit and envtest tests against a real kube-apise
 	@$(TOOLS) kubernetes etcd
 	KUBEBUILDER_ASSETS="$(ASSETS)" go test ./... $(GOTESTFLAGS)
 
+.PHONY: test-e2e
+test-e2e: build ## Run the end-to-end tests (test/e2e): each on a local cluster of its own, with bin/manager.
+	@$(TOOLS) kubernetes etcd kwok
+	go test -tags e2e ./test/e2e/... -v -count=1 -timeout 30m $(GOTESTFLAGS)
+
 .PHONY: verify
 verify: manifests generate fmt vet ## Regenerate everything and fail if that changed any file.
 	go mod tidy
@@ -71,8 +81,38 @@ verify: manifests generate fmt vet ## Regenerate everything and fail if that cha
 ##@ Build and run
 
 .PHONY: build
-build: ## Build the manager into bin/.
+build: ## Build the manager and the kubectl task plugin into bin/.
 	go build -o bin/manager .
+	go build -o bin/kubectl-task ./cmd/kubectl-task
+
+# Where go install puts binaries: $GOBIN, else $GOPATH/bin.
+GOBIN_DIR = $(or $(shell go env GOBIN),$(shell go env GOPATH)/bin)
+
+.PHONY: install-plugin
+install-plugin: ## Install kubectl-task, and its completion helper, into $GOBIN for `kubectl task`.
+	go install ./cmd/kubectl-task
+	install -m 0755 cmd/kubectl-task/kubectl_complete-task "$(GOBIN_DIR)/kubectl_complete-task"
+
+.PHONY: docker-build
+docker-build: ## Build the manager's image $(IMG) (needs a Docker engine).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+# build-installer renders config/default through a throwaway overlay whose
+# images: entry sets $(IMG) (a name with a tag or a digest), so kubectl's own
+# kustomize does it all.
+.PHONY: build-installer
+build-installer: manifests ## Write dist/install.yaml: config/default with the image $(IMG).
+	@$(TOOLS) kubernetes
+	@rm -rf dist/installer && mkdir -p dist/installer
+	@img='$(IMG)'; name=$${img%%@*}; \
+	if [ "$$name" != "$$img" ]; then set -- digest "$${img#*@}"; \
+	else tag=$${img##*:}; name=$${img%:*}; \
+		case $$tag in */*) name=$$img; tag=latest ;; esac; set -- newTag "$$tag"; fi; \
+	printf 'resources:\n- ../../config/default\nimages:\n- name: ghcr.io/minitask-dev/minitask\n  newName: %s\n  %s: "%s"\n' \
+		"$$name" "$$1" "$$2" > dist/installer/kustomization.yaml
+	$(KUBECTL) kustomize dist/installer > dist/install.yaml
+	@rm -rf dist/installer
+	@echo "dist/install.yaml: $$(wc -c < dist/install.yaml) bytes, image $$(sed -n 's/^ *image: //p' dist/install.yaml)"
 
 .PHONY: run
 run: build ## Run the manager on a local cluster (kwok), show the samples; Ctrl-C tears it down.
