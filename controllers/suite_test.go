@@ -2,9 +2,7 @@ package controllers_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -30,13 +28,7 @@ import (
 // -short, which runs the unit tests only.
 var env *testenv.Env
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	testenv.Run(m, &env)
-}
+func TestMain(m *testing.M) { testenv.Run(m, &env) }
 
 // waitTimeout bounds every wait for the controller: generous for a shared
 // two-core machine, and only ever spent when a test fails.

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -66,7 +67,13 @@ type Env struct {
 }
 
 // Run starts an Env, stores it in *env, runs the package's tests and exits.
+// Under -short it starts nothing and leaves *env nil, so that the package's
+// unit tests run alone; tests that need the API server skip themselves.
 func Run(m *testing.M, env **Env) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the test API server: %v\n", err)

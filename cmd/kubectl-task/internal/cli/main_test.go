@@ -3,10 +3,8 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +30,7 @@ import (
 // env is the API server the package's tests share; nil under -short.
 var env *testenv.Env
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	testenv.Run(m, &env)
-}
+func TestMain(m *testing.M) { testenv.Run(m, &env) }
 
 // waitTimeout bounds every wait: generous for a shared two-core machine, and
 // only ever spent when a test fails.
