@@ -280,7 +280,7 @@ next_steps() {
 The cluster "$name" and the manager keep running until Ctrl-C. In another shell:
 
   export KUBECONFIG=$KUBECONFIG
-  export PATH=$tools_bin:\$PATH
+  export PATH=$repo/bin:$tools_bin:\$PATH          # kubectl, and the kubectl task plugin
 
   kubectl get tr                                    # TaskRuns, as v1beta1
   kubectl get taskruns.v1alpha1.minitask.dev        # the same, as the first release saw them
@@ -288,6 +288,11 @@ The cluster "$name" and the manager keep running until Ctrl-C. In another shell:
   kubectl describe tr hello-run
   kubectl get pods                                  # one Pod per run; kwok plays the kubelet
   kubectl apply -f config/samples/                  # or your own Tasks and TaskRuns
+
+  kubectl task list                                 # the plugin: runs, newest first
+  kubectl task describe flaky-run                   # steps, exit codes, events
+  kubectl task start greet -p name=you --wait       # start a run and wait for it
+  kubectl task cancel RUN
 
 A step whose script ends with "exit N" fails with code N here, and "sleep N"
 makes it run N seconds: see docs/local-cluster.md.
@@ -350,8 +355,12 @@ up() {
 
   run_samples
   next_steps
-  wait "$manager_pid" || true
-  die "the manager stopped"
+  local code=0
+  wait "$manager_pid" || code=$?
+  # Ctrl-C reaches the manager too, and it may exit before our INT trap
+  # runs: a clean exit means it was asked to stop, only a failure is an error.
+  [ "$code" = 0 ] && exit 0
+  die "the manager stopped (exit code $code)"
 }
 
 case "${1:-}" in
