@@ -4,7 +4,9 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/certs"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
 	"github.com/minitask-dev/minitask/webhooks"
@@ -40,6 +43,8 @@ type options struct {
 	maxConcurrent    int
 	enableController bool
 	storageMigration bool
+	certManagement   string
+	shutdownTimeout  time.Duration
 }
 
 func parseFlags() (options, zap.Options) {
@@ -67,6 +72,11 @@ func parseFlags() (options, zap.Options) {
 		"Run the TaskRun controller; false serves only the webhooks.")
 	flag.BoolVar(&o.storageMigration, "storage-migration", true,
 		"While leader, rewrite objects still stored in an old API version and trim the CRDs' status.storedVersions.")
+	flag.StringVar(&o.certManagement, "cert-management", "none",
+		"How the webhook gets its certificate: none (from --webhook-cert-path, e.g. cert-manager's Secret), or self "+
+			"(the manager makes, rotates and injects it, in the Secret minitask-webhook-server-cert; what install.yaml uses).")
+	flag.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second,
+		"How long in-flight webhook requests and reconciles may take to finish once the manager is told to stop.")
 	zo := zap.Options{Development: true}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -85,10 +95,7 @@ func main() {
 
 func run(o options) error {
 	log := ctrl.Log.WithName("setup")
-	tlsOpts := []func(*tls.Config){func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }}
-	if !o.enableHTTP2 {
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
-	}
+	tlsOpts := certs.ServingTLSOptions(o.enableHTTP2)
 
 	webhookOpts := webhook.Options{Host: o.webhookHost, Port: o.webhookPort, TLSOpts: tlsOpts}
 	var watchers []*certwatcher.CertWatcher
@@ -100,6 +107,13 @@ func run(o options) error {
 		}
 		watchers = append(watchers, w)
 		webhookOpts.TLSOpts = append(webhookOpts.TLSOpts, func(c *tls.Config) { c.GetCertificate = w.GetCertificate })
+	}
+	rotator, err := certRotator(o)
+	if err != nil {
+		return err
+	}
+	if rotator != nil {
+		webhookOpts.TLSOpts = append(webhookOpts.TLSOpts, rotator.TLSOption)
 	}
 
 	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure, TLSOpts: tlsOpts}
@@ -116,12 +130,18 @@ func run(o options) error {
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "minitask.minitask.dev",
 		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &o.shutdownTimeout,
 	})
 	if err != nil {
 		return err
 	}
 	for _, w := range watchers {
 		if err := mgr.Add(w); err != nil {
+			return err
+		}
+	}
+	if rotator != nil {
+		if err := rotator.SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
@@ -160,4 +180,21 @@ func run(o options) error {
 
 	log.Info("starting manager", "webhookPort", o.webhookPort, "leaderElect", o.leaderElect)
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// certRotator returns the Rotator that --cert-management=self asks for, or nil.
+func certRotator(o options) (*certs.Rotator, error) {
+	switch {
+	case o.certManagement == "none":
+		return nil, nil
+	case o.certManagement != "self":
+		return nil, fmt.Errorf("--cert-management=%q: want none or self", o.certManagement)
+	case o.webhookCertPath != "":
+		return nil, errors.New("--webhook-cert-path needs --cert-management=none")
+	}
+	cfg, err := certs.InstallConfig()
+	if err != nil {
+		return nil, err
+	}
+	return certs.NewRotator(cfg), nil
 }
