@@ -56,7 +56,7 @@ vet: ## Run go vet.
 .PHONY: lint
 lint: ## Run golangci-lint.
 	@$(TOOLS) golangci-lint
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags e2e ./...
 
 .PHONY: test
 test: manifests generate ## Run unit and envtest tests against a real kube-apiserver and etcd.

@@ -189,7 +189,8 @@ func (r *Rotator) Start(ctx context.Context) error {
 		wait, err := r.sync(ctx)
 		switch {
 		case ctx.Err() != nil:
-			return nil
+			// The manager is stopping; a sync it cut short is no failure.
+			return nil //nolint:nilerr // err only says that ctx ended
 		case err == nil:
 			retry = minRetryInterval
 		case apierrors.IsConflict(err):
