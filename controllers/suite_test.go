@@ -71,12 +71,7 @@ func (h *harness) startController(t *testing.T, defaultTimeout time.Duration) (s
 
 func (h *harness) create(t *testing.T, objs ...client.Object) {
 	t.Helper()
-	for _, obj := range objs {
-		obj.SetNamespace(h.ns)
-		if err := env.Client.Create(context.Background(), obj); err != nil {
-			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-		}
-	}
+	env.Create(t, h.ns, objs...)
 }
 
 func (h *harness) key(name string) client.ObjectKey {

@@ -46,18 +46,7 @@ var crdNames = []string{"tasks.minitask.dev", "taskruns.minitask.dev"}
 // the CA, that conversion and validation then work through the API server,
 // and that rotating the serving certificate and then the CA fails no request.
 func TestSelfManagedCertificates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a kube-apiserver and etcd")
-	}
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatalf("starting the test API server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the test API server: %v", err)
-		}
-	})
+	env := testenv.ForTest(t)
 	ctx := t.Context()
 	install := renderInstall(t, env)
 	createKinds(t, env, install, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")

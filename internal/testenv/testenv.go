@@ -87,6 +87,26 @@ func Run(m *testing.M, env **Env) {
 	os.Exit(code)
 }
 
+// ForTest starts an Env for one test and stops it when the test ends. Under
+// -short it skips the test. It suits packages whose other tests, in the same
+// test binary, need no API server (so TestMain cannot start one for all).
+func ForTest(t testing.TB) *Env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a kube-apiserver and etcd")
+	}
+	e, err := Start()
+	if err != nil {
+		t.Fatalf("starting the test API server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stopping the test API server: %v", err)
+		}
+	})
+	return e
+}
+
 // Start starts etcd and kube-apiserver on loopback, installs the CRDs from
 // config/crd/bases with conversion pointed at a local webhook server, installs
 // config/webhook/manifests.yaml, and serves all webhooks from a manager.
@@ -243,6 +263,17 @@ func (e *Env) Namespace(t testing.TB) string {
 		t.Fatalf("creating namespace: %v", err)
 	}
 	return ns.Name
+}
+
+// Create creates objs in namespace ns, failing the test on the first error.
+func (e *Env) Create(t testing.TB, ns string, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		obj.SetNamespace(ns)
+		if err := e.Client.Create(context.Background(), obj); err != nil {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
 }
 
 // RunKubectl runs the matching kubectl against the API server and returns

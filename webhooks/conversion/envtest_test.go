@@ -28,18 +28,7 @@ var env *testenv.Env
 // does not store. It starts the API server itself rather than from TestMain,
 // so that this package's unit tests, in the same test binary, need none.
 func TestThroughAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a kube-apiserver and etcd")
-	}
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		t.Fatalf("starting the test API server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the test API server: %v", err)
-		}
-	})
+	env = testenv.ForTest(t)
 	for name, test := range map[string]func(*testing.T){
 		"v1alpha1 objects read back unchanged":         testV1alpha1ObjectsReadBackUnchanged,
 		"v1beta1 fields survive a v1alpha1 update":     testKeepsV1beta1FieldsThroughV1alpha1Update,

@@ -21,20 +21,7 @@ import (
 // generated ValidatingWebhookConfiguration reaches the webhook and that
 // v1alpha1 requests are judged too, after the API server converts them.
 func TestWebhookThroughAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a kube-apiserver and etcd")
-	}
-	// Started here rather than from TestMain, so that this package's unit
-	// tests, which share the test binary, need no API server.
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatalf("starting the test API server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the test API server: %v", err)
-		}
-	})
+	env := testenv.ForTest(t)
 	// testenv installs the webhook configuration only if it was generated;
 	// without it every rejection below would fail as a puzzling "accepted".
 	if _, err := os.Stat(filepath.Join(env.RepoRoot, "config", "webhook", "manifests.yaml")); err != nil {
