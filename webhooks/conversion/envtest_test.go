@@ -35,6 +35,7 @@ func TestThroughAPIServer(t *testing.T) {
 		"v1alpha1 phase Failed is False/Failed":        testV1alpha1FailedPhaseIsFalseFailed,
 		"LIST of 1500 mixed objects in both versions":  testListsManyMixedObjectsInBothVersions,
 		"kubectl applies the samples in both versions": testKubectlAppliesSamplesInBothVersions,
+		"kubectl shows short names, category, columns": testKubectlShowsNamesAndColumns,
 	} {
 		t.Run(name, test)
 	}
@@ -253,6 +254,40 @@ func testKubectlAppliesSamplesInBothVersions(t *testing.T) {
 		if diff := cmp.Diff(sorted(want), sorted(got)); diff != "" {
 			t.Errorf("kubectl get taskruns.%s.minitask.dev (-want +got):\n%s", version, diff)
 		}
+	}
+}
+
+// testKubectlShowsNamesAndColumns pins what API.md promises kubectl users:
+// short names, the minitask category and each version's printer columns.
+func testKubectlShowsNamesAndColumns(t *testing.T) {
+	ns := env.Namespace(t)
+	if out, stderr, err := env.RunKubectl("apply", "-n", ns, "-f", env.RepoRoot+"/config/samples/"); err != nil {
+		t.Fatalf("kubectl apply -f config/samples/: %v\n%s%s", err, out, stderr)
+	}
+	headers := map[string][]string{
+		"tr":                             {"NAME", "TASK", "SUCCEEDED", "REASON", "STARTTIME", "COMPLETIONTIME", "AGE"},
+		"taskruns.v1alpha1.minitask.dev": {"NAME", "TASK", "PHASE", "AGE"},
+	}
+	for resource, want := range headers {
+		out, stderr, err := env.RunKubectl("get", resource, "-n", ns)
+		if err != nil {
+			t.Fatalf("kubectl get %s: %v\n%s", resource, err, stderr)
+		}
+		if diff := cmp.Diff(want, strings.Fields(strings.SplitN(out, "\n", 2)[0])); diff != "" {
+			t.Errorf("kubectl get %s columns (-want +got):\n%s", resource, diff)
+		}
+	}
+	out, stderr, err := env.RunKubectl("get", "minitask", "-n", ns, "-o", "name")
+	if err != nil {
+		t.Fatalf("kubectl get minitask: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"task.minitask.dev/greet", "taskrun.minitask.dev/greet-run"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl get minitask does not list %s:\n%s", want, out)
+		}
+	}
+	if out, stderr, err := env.RunKubectl("get", "tsk", "greet", "-n", ns, "-o", "name"); err != nil || strings.TrimSpace(out) != "task.minitask.dev/greet" {
+		t.Errorf("kubectl get tsk greet = %q, %v %s; want the Task by its short name", out, err, stderr)
 	}
 }
 
