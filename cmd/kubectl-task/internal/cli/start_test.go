@@ -44,13 +44,19 @@ func TestStart(t *testing.T) {
 		if cmd := pod.Spec.Containers[0].Command; !slices.Contains(cmd, `echo "hi, world"`) {
 			t.Errorf("step say runs %q, want the script with hi and the default world", cmd)
 		}
-		// describe shows where each value comes from, and the controller's Event.
-		out := h.kubectlTask(t, "describe", "greet-1").Stdout
+		// describe shows where each value comes from, and the controller's
+		// Event. Events are recorded asynchronously, after the Pod exists, so
+		// wait for the Event before reading the whole description.
+		startedEvent := regexp.MustCompile(`(?m)^  Normal +Started +\d+s +TaskRun/greet-1 +created Pod greet-1-pod$`)
+		var out string
+		eventually(t, func() (bool, string) {
+			out = h.kubectlTask(t, "describe", "greet-1").Stdout
+			return startedEvent.MatchString(out), out
+		}, "describe greet-1 to show the Started Event")
 		for _, want := range []string{
 			"  greeting   hi      run\n",
 			"  name       world   default\n",
 			"Timeout:     10m0s\n",
-			"Normal   Started   0s    TaskRun/greet-1   created Pod greet-1-pod\n",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("describe greet-1 shows no %q:\n%s", want, out)
