@@ -119,6 +119,16 @@ run: build ## Run the manager on a local cluster (kwok), show the samples; Ctrl-
 	@$(TOOLS) kubernetes etcd kwok
 	hack/local-cluster.sh up
 
+# BENCH_SUITES picks some of hack/bench.sh's suites (conversion envtest
+# cluster); then the report goes to bin/bench/benchmarks.md instead.
+BENCH_SUITES ?=
+
 .PHONY: bench
-bench: ## Run the benchmarks.
-	go test -run='^$$' -bench=. -benchmem ./...
+bench: ## Run every benchmark on this machine (idle, please: ~15 min) and write docs/benchmarks.md.
+	hack/bench.sh $(BENCH_SUITES)
+
+.PHONY: bench-check
+bench-check: ## Build every benchmark and run the in-process ones once, as CI does (-short skips the rest).
+	@$(TOOLS) kubernetes etcd
+	go vet -tags e2e ./test/e2e/...
+	KUBEBUILDER_ASSETS="$(ASSETS)" go test -short -run='^$$' -bench=. -benchtime=1x ./...

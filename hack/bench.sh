@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs minitask's benchmarks and writes the report (what `make bench` does).
+# Each suite's `go test -bench` output goes to bin/bench/SUITE.txt, headed by
+# the command and the load average it started under, then hack/benchreport
+# turns them all into docs/benchmarks.md, keeping its hand-written notes.
+#
+#   hack/bench.sh                 every suite; writes docs/benchmarks.md
+#   hack/bench.sh SUITE...        some of them; writes bin/bench/benchmarks.md
+#
+# Suites: conversion (the conversion handler in-process, against its floor),
+# envtest (conversion over HTTPS, LIST through conversion, the storage
+# migration: against a kube-apiserver and etcd on loopback), cluster
+# (bin/manager on a local kwok cluster: throughput, latency, writes, memory).
+# Numbers mean something only on an otherwise idle machine: the report shows
+# the load average each suite started under.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+all_suites=(conversion envtest cluster)
+suites=("$@")
+report=bin/bench/benchmarks.md
+if [ ${#suites[@]} -eq 0 ]; then
+	suites=("${all_suites[@]}")
+	report=docs/benchmarks.md
+fi
+
+# Each suite is one or more go test commands. Loads are bounded inside the
+# benchmarks; the heavy ones ignore b.N and run once (-benchtime=1x).
+commands() {
+	case $1 in
+	conversion) echo "go test -run=^$ -bench=ConversionHandler -benchmem -timeout=30m ./webhooks/conversion/" ;;
+	envtest)
+		echo "go test -run=^$ -bench=ConversionHTTPS|ListThroughConversion -benchtime=1x -timeout=30m ./webhooks/conversion/"
+		echo "go test -run=^$ -bench=StorageMigration -benchtime=1x -timeout=30m ./internal/storagemigration/"
+		;;
+	cluster) echo "go test -tags=e2e -run=^$ -bench=. -benchtime=1x -timeout=40m ./test/e2e/" ;;
+	*)
+		echo "unknown suite $1; the suites are: ${all_suites[*]}" >&2
+		return 1
+		;;
+	esac
+}
+
+# Fail on an unknown suite before spending minutes on the others.
+for suite in "${suites[@]}"; do commands "$suite" > /dev/null; done
+
+hack/install-tools.sh kubernetes etcd kwok
+KUBEBUILDER_ASSETS=$(hack/install-tools.sh --print assets)
+export KUBEBUILDER_ASSETS
+PATH=$(hack/install-tools.sh --print bin):$PATH
+make build
+
+mkdir -p bin/bench
+outputs=()
+for suite in "${suites[@]}"; do
+	out=bin/bench/$suite.txt
+	: > "$out"
+	while IFS= read -r cmd; do
+		printf '\n=== %s: %s\n' "$suite" "$cmd"
+		{
+			echo "command: $cmd"
+			echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) before $suite"
+		} >> "$out"
+		# Word splitting is wanted: the commands hold no quoted arguments.
+		# shellcheck disable=SC2086
+		set -f; $cmd 2>&1 | tee -a "$out"; set +f
+	done < <(commands "$suite")
+	outputs+=("$out")
+done
+
+# shellcheck source=hack/versions.env
+. hack/versions.env
+commit=$(git rev-parse --short HEAD)
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then commit="$commit (with uncommitted changes)"; fi
+go run ./hack/benchreport -o "$report" -kube-version "$KUBE_VERSION" -commit "$commit" "${outputs[@]}"
+echo "wrote $report"

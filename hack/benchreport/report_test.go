@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const sampleOutput = `command: go test -bench=. ./webhooks/conversion/
+cpu: Test CPU
+BenchmarkConversionHandler/kind=Task/to=v1alpha1/objects=1500/convert-2   10   120000000 ns/op   400 allocs/op
+BenchmarkConversionHandler/kind=Task/to=v1alpha1/objects=1500/floor-2     10   100000000 ns/op   300 allocs/op
+BenchmarkConversionHandler/kind=Task/to=v1beta1/objects=1500/convert-2    10   200000000 ns/op   400 allocs/op
+BenchmarkConversionHandler/kind=Task/to=v1beta1/objects=1500/floor-2      10   100000000 ns/op   300 allocs/op
+a log line the benchmark printed
+BenchmarkConversionHTTPS/kind=Task/to=v1alpha1/objects=1500-2   1   1 ns/op   40 requests   260 p99-ms
+BenchmarkReconcileBurst/runs=1000-2   1   1 ns/op   5 writes/run   1 finished-run-writes
+BenchmarkReconcileBurst/runs=1000-2   1   1 ns/op   3 writes/run   0 finished-run-writes
+BenchmarkReconcileBurst/runs=1000-2   1   1 ns/op   4 writes/run   0 finished-run-writes
+`
+
+func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.txt")
+	if err := os.WriteFile(path, []byte(sampleOutput), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results, cfg, err := readResults([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Test CPU"}, cfg["cpu"]); diff != "" {
+		t.Errorf("cpu config (-want +got):\n%s", diff)
+	}
+	deriveRatios(results)
+	var b bytes.Buffer
+	writeSummary(&b, results)
+	summary := b.String()
+
+	for _, tc := range []struct{ goal, wantRow string }{
+		// 2.0x (to v1beta1) is the worst ratio, not 1.2x.
+		{"conversion handler", "| ratio ≤ 1.5 | 2.00 (kind=Task to=v1beta1 objects=1500) | **missed** |"},
+		{"HTTPS p99, 1,500", "| p99-ms < 250 | 260 (kind=Task to=v1alpha1 objects=1500) | **missed** |"},
+		{"HTTPS p99, 1 object", "| p99-ms < 5 | not measured | **not measured** |"},
+		// A benchmark run three times (-count=3) counts with its median.
+		{"API writes per run", "| writes/run ≤ 5 | 4.00 | met |"},
+		{"writes to finished runs", "| finished-run-writes ≤ 0 | 0 | met |"},
+	} {
+		t.Run(tc.goal, func(t *testing.T) {
+			for _, line := range strings.Split(summary, "\n") {
+				if strings.HasPrefix(line, "| "+tc.goal) {
+					if !strings.HasSuffix(line, tc.wantRow) {
+						t.Errorf("summary row %q, want it to end %q", line, tc.wantRow)
+					}
+					return
+				}
+			}
+			t.Errorf("no summary row for %q in:\n%s", tc.goal, summary)
+		})
+	}
+}
+
+func TestNotesAfterTheMarkerAreKept(t *testing.T) {
+	dir := t.TempDir()
+	input, report := filepath.Join(dir, "out.txt"), filepath.Join(dir, "report.md")
+	if err := os.WriteFile(input, []byte(sampleOutput), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notes := "## Notes\n\nWhat bounds the HTTPS p99.\n"
+	if err := os.WriteFile(report, []byte("# old numbers\n"+notesMarker+"\n"+notes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(report, "1.37.1", "abc", []string{input}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "old numbers") || !strings.HasSuffix(string(got), notesMarker+"\n"+notes) {
+		t.Errorf("report does not end with the marker and the notes, or keeps the old numbers:\n%s", got)
+	}
+}

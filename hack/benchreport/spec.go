@@ -1,0 +1,134 @@
+package main
+
+// The report's sections and goals: what docs/benchmarks.md shows, and the
+// goals of the benchmark issue each number is held to. Benchmark names and
+// units are those the benchmarks print (b.ReportMetric).
+
+// goal is an upper bound on one unit of the results of one benchmark whose
+// name has the given keys (all of them, when keys is empty). The worst
+// matching result is what the summary reports.
+type goal struct {
+	what   string
+	base   string
+	keys   map[string]string
+	mode   string
+	unit   string
+	limit  float64
+	strict bool // < rather than <=
+}
+
+var goals = []goal{
+	{what: "conversion handler, every size and direction, within 1.5x of decode+encode",
+		base: "ConversionHandler", mode: "convert", unit: unitRatioToFloor, limit: 1.5},
+	{what: "HTTPS p99, 1 object", base: "ConversionHTTPS", keys: map[string]string{"objects": "1"},
+		unit: "p99-ms", limit: 5, strict: true},
+	{what: "HTTPS p99, 1,500 × 10 KB Tasks", base: "ConversionHTTPS",
+		keys: map[string]string{"kind": "Task", "objects": "1500"}, unit: "p99-ms", limit: 250, strict: true},
+	{what: "HTTPS p99, 10,000 × 10 KB Tasks", base: "ConversionHTTPS",
+		keys: map[string]string{"kind": "Task", "objects": "10000"}, unit: "p99-ms", limit: 1500, strict: true},
+	{what: "1,000 runs: all Pods within 1.5x the floor's time", base: "ReconcileBurst", unit: "pods-vs-floor", limit: 1.5},
+	{what: "20 runs/s for 2 min: TaskRun-to-Pod p99 under 1 s", base: "ReconcileSustained", unit: "pod-p99-ms", limit: 1000, strict: true},
+	{what: "API writes per run (TaskRun and Pod)", base: "ReconcileBurst", unit: "writes/run", limit: 5},
+	{what: "writes to finished runs", base: "ReconcileBurst", unit: "finished-run-writes", limit: 0},
+	{what: "controller RSS with 10,000 finished runs and Pods", base: "ControllerMemory", unit: "rss-MB", limit: 150, strict: true},
+	{what: "storage migration of 10,000 v1alpha1-stored objects", base: "StorageMigration", unit: "migrate-s", limit: 30, strict: true},
+	{what: "LIST of 1,500 × 10 KB Tasks, v1alpha1 over v1beta1", base: "ListThroughConversion", unit: "ratio", limit: 1.5},
+}
+
+// unitRatioToFloor is derived, not printed: a convert result's ns/op over
+// the ns/op of the floor result with the same keys.
+const unitRatioToFloor = "x-floor"
+
+// column is one column of a table of results.
+type column struct {
+	header string
+	mode   string // read the sibling result with this mode, e.g. "floor"
+	unit   string
+	format func(float64) string
+}
+
+// section is one part of the report: a table with a row per result (rowKeys
+// set) or a table with a row per unit of one result (rowKeys empty).
+type section struct {
+	title   string
+	about   string
+	base    string
+	mode    string // only results with this mode make rows
+	rowKeys []string
+	columns []column
+}
+
+var sections = []section{
+	{
+		title: "1. Conversion, in-process",
+		about: "The conversion HTTP handler as the manager wires it (controller-runtime's, with our converters), " +
+			"called in-process on one ConversionReview. The floor decodes the same review into typed objects and " +
+			"encodes a response of the same objects, unconverted. TaskRuns carry status; Tasks are about 10 KB.",
+		base: "ConversionHandler", mode: "convert", rowKeys: []string{"kind", "to", "objects"},
+		columns: []column{
+			{"convert", "", "ns/op", millis}, {"floor", "floor", "ns/op", millis},
+			{"ratio", "", unitRatioToFloor, times},
+			{"allocs", "", "allocs/op", count}, {"floor allocs", "floor", "allocs/op", count},
+			{"memory", "", "B/op", megabytes}, {"throughput", "", "MB/s", perSecond("MB")},
+		},
+	},
+	{
+		title: "2. Conversion over HTTPS",
+		about: "A load generator sends ConversionReviews to the webhook server on 127.0.0.1 over TLS, one at a time, " +
+			"a fixed number per size, after a warm-up.",
+		base: "ConversionHTTPS", rowKeys: []string{"kind", "to", "objects"},
+		columns: []column{
+			{"requests", "", "requests", count}, {"p50", "", "p50-ms", ms},
+			{"p99", "", "p99-ms", ms}, {"max", "", "max-ms", ms},
+		},
+	},
+	{
+		title: "3a. Reconciliation: a burst of 1,000 TaskRuns",
+		about: "bin/manager against the local kwok cluster. The floor is a plain client making only the writes the " +
+			"design cannot avoid (the same 1,000 TaskRuns and Pods, one status patch per run), with the same concurrency.",
+		base: "ReconcileBurst",
+		columns: []column{
+			{"all Pods exist", "", "all-pods-s", seconds}, {"floor: all Pods exist", "", "floor-all-pods-s", seconds},
+			{"all Pods / floor", "", "pods-vs-floor", times},
+			{"all runs Succeeded", "", "all-succeeded-s", seconds},
+			{"TaskRun to Pod, p50", "", "pod-p50-ms", ms}, {"TaskRun to Pod, p99", "", "pod-p99-ms", ms},
+			{"writes per run (TaskRun and Pod)", "", "writes/run", decimal}, {"Event writes per run", "", "event-writes/run", decimal},
+			{"reconciles per run", "", "reconciles/run", decimal}, {"writes to finished runs", "", "finished-run-writes", count},
+		},
+	},
+	{
+		title: "3b. Reconciliation: 20 new TaskRuns per second for 2 minutes",
+		base:  "ReconcileSustained",
+		columns: []column{
+			{"runs", "", "runs", count}, {"TaskRun to Pod, p50", "", "pod-p50-ms", ms},
+			{"TaskRun to Pod, p99", "", "pod-p99-ms", ms}, {"TaskRun to Pod, max", "", "pod-max-ms", ms},
+		},
+	},
+	{
+		title: "4. Memory",
+		about: "bin/manager's resident set with 10,000 finished TaskRuns and their Pods in its cache.",
+		base:  "ControllerMemory",
+		columns: []column{
+			{"RSS", "", "rss-MB", mb}, {"Go heap in use", "", "heap-MB", mb}, {"start to all reconciled", "", "sync-s", seconds},
+		},
+	},
+	{
+		title: "5. Storage migration",
+		about: "The manager's built-in migration rewriting objects stored as v1alpha1 after an upgrade, against envtest.",
+		base:  "StorageMigration",
+		columns: []column{
+			{"time", "", "migrate-s", seconds}, {"rate", "", "objects/s", perSecond("objects")},
+			{"left in v1alpha1", "", "v1alpha1-left", count},
+		},
+	},
+	{
+		title: "6. LIST through conversion",
+		about: "One LIST of 1,500 ~10 KB Tasks from envtest, in v1alpha1 (each object converted by the webhook) and in " +
+			"v1beta1 (as stored), interleaved in the same run.",
+		base: "ListThroughConversion",
+		columns: []column{
+			{"v1alpha1", "", "v1alpha1-ms", ms}, {"v1beta1", "", "v1beta1-ms", ms},
+			{"ratio", "", "ratio", times}, {"response", "", "MB", mb},
+		},
+	},
+}
