@@ -14,6 +14,7 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
+	"github.com/minitask-dev/minitask/internal/testenv"
 )
 
 // quietWindow is how long a finished run is watched for any change.
@@ -89,7 +90,7 @@ func TestHappyPathCost(t *testing.T) {
 
 	h.create(t, twoSteps("t"), wrappers.TaskRun("", "happy", "t").Obj())
 	kubeletSays("happy-pod", func(*wrappers.PodStatusWrapper) {})(t, h) // pending: every container waits
-	eventually(t, func() (bool, string) {
+	testenv.Eventually(t, func() (bool, string) {
 		steps := h.run(t, "happy").Status.Steps
 		return len(steps) > 0 && steps[0].Reason == "ContainerCreating", "first step not reported waiting for its container"
 	}, "the pending Pod to be reported")
@@ -106,7 +107,7 @@ func TestHappyPathCost(t *testing.T) {
 	}
 
 	want := []string{"Running x1", "Started x1", "Succeeded x1"}
-	eventually(t, func() (bool, string) {
+	testenv.Eventually(t, func() (bool, string) {
 		got := h.events(t, "happy")
 		slices.Sort(got)
 		return slices.Equal(want, got), cmp.Diff(want, got)

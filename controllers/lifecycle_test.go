@@ -12,6 +12,7 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
+	"github.com/minitask-dev/minitask/internal/testenv"
 )
 
 // TestConditionTable reaches every row of the Succeeded condition's table
@@ -115,7 +116,7 @@ func TestConditionTable(t *testing.T) {
 			want: condition{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "cancel-pending" was cancelled`},
 			check: func(t *testing.T, h *harness) {
 				// It never started: nothing to keep, so it is deleted.
-				eventually(t, func() (bool, string) {
+				testenv.Eventually(t, func() (bool, string) {
 					return isNotFound(h.key("cancel-pending-pod"), &corev1.Pod{}), "it still exists"
 				}, "Pod cancel-pending-pod to be deleted")
 			},

@@ -13,6 +13,7 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
+	"github.com/minitask-dev/minitask/internal/testenv"
 )
 
 // TestPodSpec checks the Pod as the API server stores it: steps in order as
@@ -76,7 +77,7 @@ func TestLongRunName(t *testing.T) {
 	name := "a-run-whose-name-is-far-too-long-for-a-pod-name-or-a-label-value-" + "0123456789"
 	h.create(t, twoSteps("t"), wrappers.TaskRun("", name, "t").Obj())
 	var run *v1beta1.TaskRun
-	eventually(t, func() (bool, string) {
+	testenv.Eventually(t, func() (bool, string) {
 		run = h.run(t, name)
 		return run.Status.PodName != "", "no podName yet"
 	}, "TaskRun %s to have a Pod", name)

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -29,10 +28,6 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.Run(m, &env) }
-
-// waitTimeout bounds every wait for the controller: generous for a shared
-// two-core machine, and only ever spent when a test fails.
-const waitTimeout = 30 * time.Second
 
 // harness is one test's namespace and the controller that runs in it.
 type harness struct {
@@ -107,7 +102,7 @@ func succeededCondition(run *v1beta1.TaskRun) condition {
 func (h *harness) waitForCondition(t *testing.T, name string, want condition) *v1beta1.TaskRun {
 	t.Helper()
 	var run *v1beta1.TaskRun
-	eventually(t, func() (bool, string) {
+	testenv.Eventually(t, func() (bool, string) {
 		run = h.run(t, name)
 		got := succeededCondition(run)
 		return got == want, cmp.Diff(want, got)
@@ -119,7 +114,7 @@ func (h *harness) waitForCondition(t *testing.T, name string, want condition) *v
 func (h *harness) waitForPod(t *testing.T, name string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
-	eventually(t, func() (bool, string) {
+	testenv.Eventually(t, func() (bool, string) {
 		err := env.Client.Get(context.Background(), h.key(name), pod)
 		return err == nil, fmt.Sprint(err)
 	}, "Pod %s to exist", name)
@@ -186,21 +181,6 @@ func (h *harness) events(t *testing.T, run string) []string {
 		reasons = append(reasons, fmt.Sprintf("%s x%d", e.Reason, seen))
 	}
 	return reasons
-}
-
-// eventually polls check until it reports true, and fails the test with
-// check's last explanation if waitTimeout passes first.
-func eventually(t *testing.T, check func() (bool, string), format string, args ...any) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
-		var ok bool
-		ok, last = check()
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for "+format+": %v\n%s", append(args, err, last)...)
-	}
 }
 
 // write is one write the controller attempted.

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -31,10 +30,6 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.Run(m, &env) }
-
-// waitTimeout bounds every wait: generous for a shared two-core machine, and
-// only ever spent when a test fails.
-const waitTimeout = 30 * time.Second
 
 // harness is one test's namespace, the clock its commands see, and where
 // their step logs come from.
@@ -80,7 +75,7 @@ func (h *harness) execute(t *testing.T, args []string) result {
 	if h.logs != nil {
 		o.LogSource = func(*cli.Clients, string, string) runlogs.Source { return h.logs }
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitTimeout)
 	defer cancel()
 	code := cli.Execute(ctx, args, o)
 	fix := func(s string) string { return strings.ReplaceAll(s, h.ns, "NS") }
@@ -166,7 +161,7 @@ func (h *harness) runs(t *testing.T) []string {
 func (h *harness) waitForSummary(t *testing.T, name, want string) *v1beta1.TaskRun {
 	t.Helper()
 	var run *v1beta1.TaskRun
-	eventually(t, func() (bool, string) {
+	testenv.Eventually(t, func() (bool, string) {
 		run = h.run(t, name)
 		got := runstate.Summary(run)
 		return got == want, got
@@ -192,7 +187,7 @@ func (h *harness) setRunStatus(t *testing.T, name string, status v1beta1.TaskRun
 func (h *harness) kubelet(t *testing.T, run string, phase corev1.PodPhase, steps ...corev1.ContainerState) {
 	t.Helper()
 	name := run + "-pod"
-	eventually(t, func() (bool, string) {
+	testenv.Eventually(t, func() (bool, string) {
 		err := env.Client.Get(context.Background(), h.key(name), &corev1.Pod{})
 		return err == nil, fmt.Sprint(err)
 	}, "Pod %s to exist", name)
@@ -236,19 +231,4 @@ func exited(code int32, started, finished time.Time) corev1.ContainerState {
 	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode: code, Reason: reason, StartedAt: metav1.NewTime(started), FinishedAt: metav1.NewTime(finished),
 	}}
-}
-
-// eventually polls check until it reports true, and fails the test with its
-// last explanation if waitTimeout passes first.
-func eventually(t *testing.T, check func() (bool, string), format string, args ...any) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
-		var ok bool
-		ok, last = check()
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for "+format+": %v (last: %s)", append(args, err, last)...)
-	}
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testenv"
 )
 
 func TestStart(t *testing.T) {
@@ -37,7 +38,7 @@ func TestStart(t *testing.T) {
 		}
 		// The controller runs the step with the value given and the default.
 		pod := &corev1.Pod{}
-		eventually(t, func() (bool, string) {
+		testenv.Eventually(t, func() (bool, string) {
 			err := env.Client.Get(context.Background(), h.key("greet-1-pod"), pod)
 			return err == nil, fmt.Sprint(err)
 		}, "the run's Pod")
@@ -49,7 +50,7 @@ func TestStart(t *testing.T) {
 		// wait for the Event before reading the whole description.
 		startedEvent := regexp.MustCompile(`(?m)^  Normal +Started +\d+s +TaskRun/greet-1 +created Pod greet-1-pod$`)
 		var out string
-		eventually(t, func() (bool, string) {
+		testenv.Eventually(t, func() (bool, string) {
 			out = h.kubectlTask(t, "describe", "greet-1").Stdout
 			return startedEvent.MatchString(out), out
 		}, "describe greet-1 to show the Started Event")
