@@ -1,0 +1,183 @@
+package conversion
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	apix "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// benchmarkSizes are the review sizes of the benchmark issue: one object, a
+// page, the CRD scale target's LIST (1,500) and its 10,000.
+var benchmarkSizes = []int{1, 100, 1500, 10000}
+
+// BenchmarkConversionHandler measures the conversion handler the manager
+// serves, in-process, against its floor: decoding the same review into typed
+// objects and encoding a response of them, unconverted. The handler does that
+// same work plus allocating and converting each object, so the ratio of the
+// two is what conversion itself costs.
+func BenchmarkConversionHandler(b *testing.B) {
+	scheme := newTestScheme(b)
+	handler := newConversionHandler(b, scheme)
+	floor := &decodeEncodeFloor{decoder: crconversion.NewDecoder(scheme)}
+	for _, input := range benchmarkInputs(b) {
+		for _, n := range benchmarkSizes {
+			body := review(b, scheme, input.To, input.Objects(n)...)
+			name := input.Name(n)
+			for _, mode := range []struct {
+				name    string
+				handler http.Handler
+			}{{"convert", handler}, {"floor", floor}} {
+				b.Run(name+"/"+mode.name, func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetBytes(int64(len(body)))
+					for b.Loop() {
+						serveReview(b, mode.handler, body)
+					}
+				})
+			}
+		}
+	}
+}
+
+// serveReview posts one review body to h and fails unless it answers 200.
+func serveReview(b *testing.B, h http.Handler, body []byte) {
+	recorder := httptest.NewRecorder()
+	h.ServeHTTP(recorder, httptest.NewRequest(http.MethodPost, "/convert", bytes.NewReader(body)))
+	if recorder.Code != http.StatusOK || !bytes.Contains(recorder.Body.Bytes(), []byte(`"status":"Success"`)) {
+		b.Fatalf("HTTP %d: %.300s", recorder.Code, recorder.Body.Bytes())
+	}
+}
+
+// decodeEncodeFloor does what any conversion handler must, in the shape of
+// controller-runtime's: read the review, decode every object into its typed
+// Go struct through the scheme, and encode a response carrying the objects.
+// It converts nothing.
+type decodeEncodeFloor struct{ decoder *crconversion.Decoder }
+
+func (f *decodeEncodeFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	review := &apix.ConversionReview{}
+	if err := json.NewDecoder(r.Body).Decode(review); err != nil || review.Request == nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	objects := make([]runtime.RawExtension, 0, len(review.Request.Objects))
+	for _, raw := range review.Request.Objects {
+		obj, _, err := f.decoder.Decode(raw.Raw)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		objects = append(objects, runtime.RawExtension{Object: obj})
+	}
+	review.Response = &apix.ConversionResponse{
+		UID: review.Request.UID, ConvertedObjects: objects, Result: metav1.Status{Status: metav1.StatusSuccess},
+	}
+	review.Request = nil
+	_ = json.NewEncoder(w).Encode(review)
+}
+
+// benchmarkInput is one kind in one direction: objects of the other version
+// than `to`, made n at a time with distinct names.
+type benchmarkInput struct {
+	Kind    string
+	To      string
+	Objects func(n int) []runtime.Object
+}
+
+// Name is the sub-benchmark name of the input with n objects.
+func (in benchmarkInput) Name(n int) string {
+	return fmt.Sprintf("kind=%s/to=%s/objects=%d", in.Kind, strings.TrimPrefix(in.To, "minitask.dev/"), n)
+}
+
+func benchmarkInputs(tb testing.TB) []benchmarkInput {
+	hubTasks := func(n int) []runtime.Object { return repeat(n, func(i int) runtime.Object { return largeTask(i) }) }
+	hubRuns := func(n int) []runtime.Object { return repeat(n, func(i int) runtime.Object { return finishedRun(i) }) }
+	// The v1alpha1 objects are the v1beta1 ones converted, as the API server
+	// hands them to v1alpha1 clients: their annotation carries what v1alpha1
+	// cannot, so converting them back restores it.
+	spokeTasks := func(n int) []runtime.Object {
+		return repeat(n, func(i int) runtime.Object {
+			dst := &v1alpha1.Task{}
+			if err := ConvertTaskFromHub(context.Background(), largeTask(i), dst); err != nil {
+				tb.Fatal(err)
+			}
+			return dst
+		})
+	}
+	spokeRuns := func(n int) []runtime.Object {
+		return repeat(n, func(i int) runtime.Object {
+			dst := &v1alpha1.TaskRun{}
+			if err := ConvertTaskRunFromHub(context.Background(), finishedRun(i), dst); err != nil {
+				tb.Fatal(err)
+			}
+			return dst
+		})
+	}
+	return []benchmarkInput{
+		{"TaskRun", alphaVersion, hubRuns},
+		{"TaskRun", betaVersion, spokeRuns},
+		{"Task", alphaVersion, hubTasks},
+		{"Task", betaVersion, spokeTasks},
+	}
+}
+
+func repeat(n int, object func(i int) runtime.Object) []runtime.Object {
+	objects := make([]runtime.Object, n)
+	for i := range objects {
+		objects[i] = object(i)
+	}
+	return objects
+}
+
+// largeTask is a Task of about 10 KB, most of it in step scripts, with a
+// description and params that v1alpha1 keeps only in the annotation.
+func largeTask(i int) *v1beta1.Task {
+	script := strings.Repeat("echo \"$(params.target): building part of the tree\" && make -C ./src all\n", 45)
+	task := hubTask().
+		Description("Builds, tests and publishes the project; run nightly and on every tag.").
+		Params(
+			v1beta1.ParamSpec{Name: "target", Description: "What to build", Default: ptr.To("all")},
+			v1beta1.ParamSpec{Name: "registry", Description: "Where to push"},
+		).
+		Steps(
+			v1beta1.Step{Name: "build", Image: "golang:1.26", Script: script},
+			v1beta1.Step{Name: "test", Image: "golang:1.26", Script: script},
+			v1beta1.Step{Name: "publish", Image: "$(params.registry)/publisher:1", Script: script},
+		).Obj()
+	task.Name = fmt.Sprintf("build-%05d", i)
+	return task
+}
+
+// finishedRun is a TaskRun as the controller leaves it when every step
+// succeeded: params, a timeout, its Pod, times, the condition, three steps.
+func finishedRun(i int) *v1beta1.TaskRun {
+	step := func(name string, from, to time.Duration) v1beta1.StepState {
+		return v1beta1.StepState{Name: name, State: v1beta1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed",
+			StartedAt: ptr.To(metav1.NewTime(started.Add(from))), FinishedAt: ptr.To(metav1.NewTime(started.Add(to)))}
+	}
+	name := fmt.Sprintf("build-%05d", i)
+	run := hubRun().
+		Params(v1beta1.Param{Name: "target", Value: "release"}, v1beta1.Param{Name: "registry", Value: "registry.example"}).
+		Timeout(30*time.Minute).
+		PodName(name+"-pod").Started(started).Completed(finished).
+		Conditions(succeeded(metav1.ConditionTrue, v1beta1.ReasonSucceeded, finished)).
+		StepStates(step("build", 2*time.Second, time.Minute), step("test", time.Minute, 4*time.Minute),
+			step("publish", 4*time.Minute, 6*time.Minute)).Obj()
+	run.Name = name
+	return run
+}

@@ -1,0 +1,91 @@
+package conversion_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
+)
+
+// BenchmarkConversionHTTPS sends ConversionReviews to the webhook server as
+// the API server does: over TLS on loopback, to the server and handler the
+// manager runs. One client sends them one after another, a fixed number per
+// size (httpsRequests), after two that are not counted; it reports the
+// latency percentiles of those. It ignores b.N: run it with -benchtime=1x.
+// With -short it is skipped (it starts a kube-apiserver and etcd).
+func BenchmarkConversionHTTPS(b *testing.B) {
+	env := testenv.ForTest(b)
+	baseURL, client, err := env.WebhookClient()
+	if err != nil {
+		b.Fatal(err)
+	}
+	scheme := conversion.NewTestScheme(b)
+	for _, input := range conversion.BenchmarkInputs(b) {
+		for _, n := range conversion.BenchmarkSizes {
+			body := conversion.Review(b, scheme, input.To, input.Objects(n)...)
+			b.Run(input.Name(n), func(b *testing.B) {
+				for range 2 {
+					postReview(b, client, baseURL, body)
+				}
+				latencies := make([]time.Duration, httpsRequests(n))
+				for i := range latencies {
+					start := time.Now()
+					postReview(b, client, baseURL, body)
+					latencies[i] = time.Since(start)
+				}
+				reportLatencies(b, latencies)
+			})
+		}
+	}
+}
+
+// httpsRequests bounds each size's load: a 10,000 × 10 KB review takes
+// seconds, so its p99 is the worst of a few; a single object's is a real p99.
+// The whole benchmark takes about two minutes on two cores.
+func httpsRequests(objects int) int {
+	switch {
+	case objects <= 1:
+		return 1000
+	case objects <= 100:
+		return 200
+	case objects <= 1500:
+		return 20
+	default:
+		return 5
+	}
+}
+
+func postReview(b *testing.B, client *http.Client, baseURL string, body []byte) {
+	resp, err := client.Post(baseURL+"/convert", "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Fatalf("posting a review: %v", err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"status":"Success"`)) {
+		b.Fatalf("review answered HTTP %d (%v): %.300s", resp.StatusCode, err, answer)
+	}
+}
+
+// reportLatencies reports the p50, p99 and max of latencies (nearest rank),
+// in milliseconds, and how many there were.
+func reportLatencies(b *testing.B, latencies []time.Duration) {
+	slices.Sort(latencies)
+	rank := func(q float64) time.Duration {
+		i := int(q*float64(len(latencies))+0.999999) - 1
+		return latencies[max(0, min(i, len(latencies)-1))]
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(rank(0.50)), "p50-ms")
+	b.ReportMetric(ms(rank(0.99)), "p99-ms")
+	b.ReportMetric(ms(latencies[len(latencies)-1]), "max-ms")
+	b.ReportMetric(float64(len(latencies)), "requests")
+	b.ReportMetric(0, "ns/op") // one op is the whole fixed load: meaningless
+	b.Log(fmt.Sprintf("%d requests: p50 %v, p99 %v, max %v", len(latencies), rank(0.5), rank(0.99), latencies[len(latencies)-1]))
+}

@@ -1,0 +1,131 @@
+package conversion_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
+)
+
+// BenchmarkListThroughConversion LISTs 1,500 ~10 KB Tasks from the API
+// server in v1alpha1, which it converts through our webhook, and in v1beta1,
+// which it stores, so no conversion. It reads the raw response bytes, so the
+// two differ only in what the server does; the LISTs alternate, and each
+// version's median counts. It also counts the conversion requests our
+// webhook served while the Tasks were created and while they were listed:
+// the API server converts an object when it is written and keeps the result,
+// so a LIST in v1alpha1 may call the webhook for nothing at all. It ignores
+// b.N: run it with -benchtime=1x. With -short it is skipped.
+func BenchmarkListThroughConversion(b *testing.B) {
+	const objects, lists = 1500, 7
+	env := testenv.ForTest(b)
+	ns := env.Namespace(b)
+	callsBefore := conversionRequests(b)
+	createTasks(b, env, ns, objects)
+	settled := conversionRequests(b)
+	b.ReportMetric((settled-callsBefore)/objects, "conversions/create")
+
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: the server is measured
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	list := func(version string) (time.Duration, int) {
+		start := time.Now()
+		body, err := clientset.Discovery().RESTClient().Get().
+			AbsPath("/apis/minitask.dev", version, "namespaces", ns, "tasks").DoRaw(context.Background())
+		if err != nil {
+			b.Fatalf("LIST %s Tasks: %v", version, err)
+		}
+		return time.Since(start), len(body)
+	}
+	list("v1alpha1") // warm the connection and the webhook's first request
+	took := map[string][]time.Duration{}
+	var size int
+	for range lists {
+		for _, version := range []string{"v1alpha1", "v1beta1"} {
+			d, n := list(version)
+			took[version] = append(took[version], d)
+			size = max(size, n)
+		}
+	}
+	b.ReportMetric((conversionRequests(b)-settled)/(lists+1), "conversions/list")
+	alpha, beta := medianDuration(took["v1alpha1"]), medianDuration(took["v1beta1"])
+	b.ReportMetric(float64(alpha)/float64(time.Millisecond), "v1alpha1-ms")
+	b.ReportMetric(float64(beta)/float64(time.Millisecond), "v1beta1-ms")
+	b.ReportMetric(float64(alpha)/float64(beta), "ratio")
+	b.ReportMetric(float64(size)/1e6, "MB")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("LIST of %d Tasks (%.1f MB): v1alpha1 %v, v1beta1 %v (medians of %d)", objects, float64(size)/1e6, alpha, beta, lists)
+}
+
+// createTasks creates n ~10 KB Tasks in ns, eight at a time.
+func createTasks(b testing.TB, env *testenv.Env, ns string, n int) {
+	b.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	next := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				task := conversion.LargeTask(i)
+				// Only what a client sets: no UID, owner or finalizer.
+				task.ObjectMeta = metav1.ObjectMeta{Name: task.Name, Namespace: ns, Labels: task.Labels, Annotations: task.Annotations}
+				if err := env.Client.Create(context.Background(), task); err != nil {
+					errs <- fmt.Errorf("creating Task %s: %w", task.Name, err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+// conversionRequests is how many requests the conversion webhook has served
+// so far: the Env serves it in this process, so controller-runtime's
+// metrics registry here counts them.
+func conversionRequests(tb testing.TB) float64 {
+	tb.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var n float64
+	for _, family := range families {
+		if family.GetName() != "controller_runtime_webhook_requests_total" {
+			continue
+		}
+		for _, m := range family.Metric {
+			for _, label := range m.Label {
+				if label.GetName() == "webhook" && label.GetValue() == "/convert" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
