@@ -2,7 +2,6 @@ package conversion_test
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -87,5 +86,5 @@ func reportLatencies(b *testing.B, latencies []time.Duration) {
 	b.ReportMetric(ms(latencies[len(latencies)-1]), "max-ms")
 	b.ReportMetric(float64(len(latencies)), "requests")
 	b.ReportMetric(0, "ns/op") // one op is the whole fixed load: meaningless
-	b.Log(fmt.Sprintf("%d requests: p50 %v, p99 %v, max %v", len(latencies), rank(0.5), rank(0.99), latencies[len(latencies)-1]))
+	b.Logf("%d requests: p50 %v, p99 %v, max %v", len(latencies), rank(0.5), rank(0.99), latencies[len(latencies)-1])
 }
