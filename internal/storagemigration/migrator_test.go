@@ -85,7 +85,7 @@ func TestMigratorRewritesObjectsStoredInV1alpha1(t *testing.T) {
 
 // setStorageVersion makes version the CRDs' storage version and waits until
 // the API server stores new objects in it.
-func setStorageVersion(t *testing.T, version string) {
+func setStorageVersion(t testing.TB, version string) {
 	t.Helper()
 	ctx := context.Background()
 	for _, name := range storagemigration.CRDs {
@@ -123,7 +123,7 @@ func setStorageVersion(t *testing.T, version string) {
 	}
 }
 
-func storedVersions(t *testing.T, name string) []string {
+func storedVersions(t testing.TB, name string) []string {
 	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, crd); err != nil {
@@ -134,7 +134,7 @@ func storedVersions(t *testing.T, name string) []string {
 
 // storedAPIVersions counts the minitask objects of namespace ns in etcd by the
 // apiVersion they are encoded in.
-func storedAPIVersions(t *testing.T, etcd *clientv3.Client, ns string) map[string]int {
+func storedAPIVersions(t testing.TB, etcd *clientv3.Client, ns string) map[string]int {
 	t.Helper()
 	got := map[string]int{}
 	for _, resource := range []string{"tasks", "taskruns"} {
