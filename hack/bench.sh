@@ -52,6 +52,7 @@ make build
 
 mkdir -p bin/bench
 outputs=()
+failed=()
 for suite in "${suites[@]}"; do
 	out=bin/bench/$suite.txt
 	: > "$out"
@@ -61,9 +62,12 @@ for suite in "${suites[@]}"; do
 			echo "command: $cmd"
 			echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) before $suite"
 		} >> "$out"
-		# Word splitting is wanted: the commands hold no quoted arguments.
+		# Word splitting is wanted: the commands hold no quoted arguments. A
+		# failed command is reported at the end: the others still count.
+		set -f
 		# shellcheck disable=SC2086
-		set -f; $cmd 2>&1 | tee -a "$out"; set +f
+		if ! $cmd 2>&1 | tee -a "$out"; then failed+=("$cmd"); fi
+		set +f
 	done < <(commands "$suite")
 	outputs+=("$out")
 done
@@ -74,3 +78,8 @@ commit=$(git rev-parse --short HEAD)
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then commit="$commit (with uncommitted changes)"; fi
 go run ./hack/benchreport -o "$report" -kube-version "$KUBE_VERSION" -commit "$commit" "${outputs[@]}"
 echo "wrote $report"
+if [ ${#failed[@]} -gt 0 ]; then
+	printf 'these benchmarks failed; their numbers are missing from the report:\n' >&2
+	printf '  %s\n' "${failed[@]}" >&2
+	exit 1
+fi

@@ -88,12 +88,20 @@ var sections = []section{
 			"design cannot avoid (the same 1,000 TaskRuns and Pods, one status patch per run), with the same concurrency.",
 		base: "ReconcileBurst",
 		columns: []column{
+			{"all runs created (8 clients)", "", "create-s", seconds},
 			{"all Pods exist", "", "all-pods-s", seconds}, {"floor: all Pods exist", "", "floor-all-pods-s", seconds},
 			{"all Pods / floor", "", "pods-vs-floor", times},
 			{"all runs Succeeded", "", "all-succeeded-s", seconds},
 			{"TaskRun to Pod, p50", "", "pod-p50-ms", ms}, {"TaskRun to Pod, p99", "", "pod-p99-ms", ms},
 			{"writes per run (TaskRun and Pod)", "", "writes/run", decimal}, {"Event writes per run", "", "event-writes/run", decimal},
-			{"reconciles per run", "", "reconciles/run", decimal}, {"writes to finished runs", "", "finished-run-writes", count},
+			{"reconciles per run", "", "reconciles/run", decimal},
+			{"conversion webhook calls per run", "", "conversions/run", decimal},
+			{"writes to finished runs (after a manager restart too)", "", "finished-run-writes", count},
+			{"CPU: kube-apiserver", "", "kube-apiserver-cpu-s", seconds}, {"CPU: etcd", "", "etcd-cpu-s", seconds},
+			{"CPU: manager", "", "manager-cpu-s", seconds}, {"CPU: kwok", "", "kwok-controller-cpu-s", seconds},
+			{"CPU: kube-scheduler", "", "kube-scheduler-cpu-s", seconds},
+			{"floor CPU: kube-apiserver", "", "floor-kube-apiserver-cpu-s", seconds},
+			{"floor CPU: manager (webhooks only)", "", "floor-manager-cpu-s", seconds},
 		},
 	},
 	{
@@ -102,6 +110,9 @@ var sections = []section{
 		columns: []column{
 			{"runs", "", "runs", count}, {"TaskRun to Pod, p50", "", "pod-p50-ms", ms},
 			{"TaskRun to Pod, p99", "", "pod-p99-ms", ms}, {"TaskRun to Pod, max", "", "pod-max-ms", ms},
+			{"reconciles per run", "", "reconciles/run", decimal},
+			{"CPU: kube-apiserver", "", "kube-apiserver-cpu-s", seconds}, {"CPU: etcd", "", "etcd-cpu-s", seconds},
+			{"CPU: manager", "", "manager-cpu-s", seconds}, {"CPU: kwok", "", "kwok-controller-cpu-s", seconds},
 		},
 	},
 	{
@@ -129,6 +140,8 @@ var sections = []section{
 		columns: []column{
 			{"v1alpha1", "", "v1alpha1-ms", ms}, {"v1beta1", "", "v1beta1-ms", ms},
 			{"ratio", "", "ratio", times}, {"response", "", "MB", mb},
+			{"webhook calls per Task created", "", "conversions/create", decimal},
+			{"webhook calls per LIST", "", "conversions/list", decimal},
 		},
 	},
 }

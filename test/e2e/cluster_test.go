@@ -46,6 +46,8 @@ type cluster struct {
 	// env holds the settings `hack/local-cluster.sh env` prints: KUBECONFIG,
 	// MINITASK_MANIFESTS, MINITASK_WEBHOOK_PORT and so on.
 	env map[string]string
+	// config reaches the API server as an admin.
+	config *rest.Config
 	// client reaches the API server as an admin, with v1alpha1, v1beta1,
 	// apiextensions/v1 and the built-ins in its scheme.
 	client client.Client
@@ -64,7 +66,7 @@ func withoutMinitask(args []string) []string { return append(args, "--no-install
 // ends. The name is fixed, not random, so that it never touches a developer's
 // `make run` cluster (named minitask), and so that a run killed before its
 // cleanup leaves nothing for long: the next run's create replaces it.
-func newCluster(t *testing.T, name string, opts ...clusterOption) *cluster {
+func newCluster(t testing.TB, name string, opts ...clusterOption) *cluster {
 	t.Helper()
 	c := &cluster{name: "e2e-" + name, repo: repoRoot(t)}
 	start := time.Now()
@@ -95,6 +97,7 @@ func newCluster(t *testing.T, name string, opts ...clusterOption) *cluster {
 	// warnings are expected.
 	cfg.QPS, cfg.Burst = 500, 1000
 	cfg.WarningHandlerWithContext = rest.NoWarnings{}
+	c.config = cfg
 	if c.client, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		t.Fatalf("creating a client for cluster %s: %v", c.name, err)
 	}
@@ -157,7 +160,7 @@ func freePort() int {
 }
 
 // repoRoot is the repository's top directory: go test runs in test/e2e.
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {

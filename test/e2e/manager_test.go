@@ -19,11 +19,14 @@ import (
 // that a test can stop it gracefully or kill it outright. Its output goes to
 // a file, printed if the test fails.
 type manager struct {
-	t       *testing.T
+	t       testing.TB
 	c       *cluster
 	args    []string
 	logPath string
 	starts  int
+	// metricsAddr is where its metrics are served over HTTP, if they are
+	// (startManagerWithMetrics).
+	metricsAddr string
 
 	cmd *exec.Cmd
 	// exited is closed once the process has exited, after err is set.
@@ -32,9 +35,9 @@ type manager struct {
 }
 
 // startManager starts bin/manager with the flags hack/local-cluster.sh gives
-// it, and waits until it is ready. It stops the manager when the
-// test ends, before the cluster is deleted.
-func startManager(t *testing.T, c *cluster) *manager {
+// it and extraArgs, and waits until it is ready. It stops the manager when
+// the test ends, before the cluster is deleted.
+func startManager(t testing.TB, c *cluster, extraArgs ...string) *manager {
 	t.Helper()
 	bin := filepath.Join(c.repo, "bin/manager")
 	if _, err := os.Stat(bin); err != nil {
@@ -51,6 +54,7 @@ func startManager(t *testing.T, c *cluster) *manager {
 			"--metrics-bind-address=0",
 		},
 	}
+	m.args = append(m.args, extraArgs...)
 	t.Cleanup(func() {
 		if m.running() {
 			m.stop()

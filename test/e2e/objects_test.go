@@ -66,7 +66,7 @@ func (b *runBuilder) cancelled() *runBuilder {
 func (b *runBuilder) obj() *v1beta1.TaskRun { return b.run.DeepCopy() }
 
 // create creates objs in order, failing the test on the first error.
-func create(t *testing.T, c *cluster, objs ...client.Object) {
+func create(t testing.TB, c *cluster, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
 		if err := c.client.Create(context.Background(), o); err != nil {
@@ -78,7 +78,7 @@ func create(t *testing.T, c *cluster, objs ...client.Object) {
 // waitFor polls check until it returns nil, and fails the test if it has not
 // within timeout, with what check last reported: its error says what is
 // still missing.
-func waitFor(t *testing.T, timeout time.Duration, what string, check func(ctx context.Context) error) {
+func waitFor(t testing.TB, timeout time.Duration, what string, check func(ctx context.Context) error) {
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true,
@@ -126,7 +126,7 @@ func runs(ctx context.Context, c *cluster) (map[string]*v1beta1.TaskRun, error) 
 }
 
 // waitFinished waits until the named runs have finished and returns them.
-func waitFinished(t *testing.T, c *cluster, timeout time.Duration, names ...string) map[string]*v1beta1.TaskRun {
+func waitFinished(t testing.TB, c *cluster, timeout time.Duration, names ...string) map[string]*v1beta1.TaskRun {
 	t.Helper()
 	var got map[string]*v1beta1.TaskRun
 	waitFor(t, timeout, fmt.Sprintf("%d TaskRuns to finish", len(names)), func(ctx context.Context) error {

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,28 +88,12 @@ func TestRestartUnderLoad(t *testing.T) {
 
 // createConcurrently creates a v1beta1 TaskRun of Task work for each name,
 // a few at a time, as a CI system starting a batch would.
-func createConcurrently(t *testing.T, c *cluster, names []string) {
+func createConcurrently(t testing.TB, c *cluster, names []string) {
 	t.Helper()
-	const workers = 8
-	work := make(chan string)
-	errs := make(chan error, len(names))
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for name := range work {
-				if err := c.client.Create(context.Background(), newRun(name, "work").obj()); err != nil {
-					errs <- fmt.Errorf("creating TaskRun %s: %w", name, err)
-				}
-			}
-		})
-	}
-	for _, name := range names {
-		work <- name
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	inParallel(t, loadWorkers, names, func(name string) error {
+		if err := c.client.Create(context.Background(), newRun(name, "work").obj()); err != nil {
+			return fmt.Errorf("creating TaskRun %s: %w", name, err)
+		}
+		return nil
+	})
 }

@@ -1,0 +1,92 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// BenchmarkControllerMemory measures bin/manager's resident memory with
+// 10,000 finished TaskRuns and their Pods in its cache. They are written as
+// the controller leaves them (the run's final status, its Pod), by a plain
+// client with the manager's controller off: running 10,000 runs through the
+// controller would take this two-core machine several minutes for the same
+// end state. Then the manager starts, reconciles each run once (finding
+// nothing to do) and settles; its RSS is read from /proc. It ignores b.N:
+// run it with -benchtime=1x.
+func BenchmarkControllerMemory(b *testing.B) {
+	const finishedRuns = 10000
+	c := newCluster(b, "bench-memory")
+	webhooksOnly := startManager(b, c, "--enable-controller=false")
+	create(b, c, newTask("work", step("work", "true")))
+	nodes := &corev1.NodeList{}
+	if err := c.client.List(context.Background(), nodes); err != nil || len(nodes.Items) == 0 {
+		b.Fatalf("listing the cluster's nodes: %v (%d nodes)", err, len(nodes.Items))
+	}
+	names := runNames("done", finishedRuns)
+	start := time.Now()
+	inParallel(b, 2*loadWorkers, names, func(name string) error {
+		return createFinishedRun(c, name, nodes.Items[len(name)%len(nodes.Items)].Name)
+	})
+	b.Logf("wrote %d finished runs and their Pods in %v", finishedRuns, time.Since(start).Round(time.Second))
+	webhooksOnly.stop()
+
+	start = time.Now()
+	m := startManagerWithMetrics(b, c)
+	waitFor(b, 5*time.Minute, "the manager to reconcile every run", func(context.Context) error {
+		if n := m.metrics(b).reconciles(); n < finishedRuns {
+			return fmt.Errorf("%v reconciles", n)
+		}
+		return nil
+	})
+	synced := time.Since(start)
+	// Settle: let the garbage collector run and the heap shrink to what the
+	// cache holds, then take the largest of a few readings.
+	var rss float64
+	for range 5 {
+		time.Sleep(2 * time.Second)
+		rss = max(rss, rssMB(b, m.cmd.Process.Pid))
+	}
+	heap := m.metrics(b).sum("go_memstats_heap_inuse_bytes", nil)
+	b.ReportMetric(rss, "rss-MB")
+	b.ReportMetric(heap/1e6, "heap-MB")
+	b.ReportMetric(synced.Seconds(), "sync-s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// createFinishedRun writes a TaskRun as the controller leaves a run whose one
+// step succeeded: the run, its Pod (bound to node if one is given, so that
+// the scheduler has nothing to do), and the run's final status.
+func createFinishedRun(c *cluster, name, node string) error {
+	ctx := context.Background()
+	run := newRun(name, "work").obj()
+	if err := c.client.Create(ctx, run); err != nil {
+		return fmt.Errorf("creating TaskRun %s: %w", name, err)
+	}
+	pod := floorPod(run)
+	pod.Spec.NodeName = node
+	if err := c.client.Create(ctx, pod); err != nil {
+		return fmt.Errorf("creating the Pod of %s: %w", name, err)
+	}
+	patch := client.MergeFrom(run.DeepCopy())
+	now := metav1.Now()
+	run.Status = v1beta1.TaskRunStatus{PodName: pod.Name, StartTime: &now, CompletionTime: &now,
+		Conditions: []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionTrue,
+			Reason: string(v1beta1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}},
+		Steps: []v1beta1.StepState{{Name: "work", State: v1beta1.StepTerminated, Reason: "Completed",
+			ExitCode: ptr.To[int32](0), StartedAt: &now, FinishedAt: &now}}}
+	if err := c.client.Status().Patch(ctx, run, patch); err != nil {
+		return fmt.Errorf("writing the status of %s: %w", name, err)
+	}
+	return nil
+}

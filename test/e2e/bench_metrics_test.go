@@ -1,0 +1,206 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"k8s.io/client-go/kubernetes"
+)
+
+// This file reads the numbers the benchmarks report from where they are
+// kept: Prometheus metrics (the manager's and the API server's) and /proc.
+
+// metricFamilies is one scrape of a Prometheus endpoint.
+type metricFamilies map[string]*dto.MetricFamily
+
+func parseMetrics(tb testing.TB, text []byte) metricFamilies {
+	tb.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		tb.Fatalf("parsing metrics: %v", err)
+	}
+	return families
+}
+
+// sum adds up the counters (or gauges) of family whose labels include all
+// of want.
+func (f metricFamilies) sum(family string, want map[string]string) float64 {
+	var total float64
+	for _, m := range f[family].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		matches := true
+		for k, v := range want {
+			if labels[k] != v {
+				matches = false
+			}
+		}
+		if matches {
+			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return total
+}
+
+// managerMetrics scrapes the manager's metrics endpoint, served over plain
+// HTTP on loopback when it runs with metricsArgs.
+func (m *manager) metrics(tb testing.TB) metricFamilies {
+	tb.Helper()
+	resp, err := http.Get("http://" + m.metricsAddr + "/metrics")
+	if err != nil {
+		tb.Fatalf("scraping the manager's metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("scraping the manager's metrics: HTTP %d, %v", resp.StatusCode, err)
+	}
+	return parseMetrics(tb, body)
+}
+
+// startManagerWithMetrics starts the manager as startManager does, with its
+// metrics served over plain HTTP on a free loopback port for the benchmarks
+// to scrape.
+func startManagerWithMetrics(tb testing.TB, c *cluster, extraArgs ...string) *manager {
+	tb.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort())
+	m := startManager(tb, c, append([]string{"--metrics-bind-address=" + addr, "--metrics-secure=false"}, extraArgs...)...)
+	m.metricsAddr = addr
+	return m
+}
+
+// reconciles is how many times the manager's TaskRun controller has
+// reconciled since it started, whatever the result.
+func (f metricFamilies) reconciles() float64 {
+	return f.sum("controller_runtime_reconcile_total", map[string]string{"controller": "taskrun"})
+}
+
+// conversions is how many conversion requests the manager's webhook server
+// has answered since it started.
+func (f metricFamilies) conversions() float64 {
+	return f.sum("controller_runtime_webhook_requests_total", map[string]string{"webhook": "/convert"})
+}
+
+// writes is how many write requests the manager's clients have sent since it
+// started: to TaskRuns, Pods and Events alike (client-go counts by method).
+func (f metricFamilies) writes() float64 {
+	var n float64
+	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		n += f.sum("rest_client_requests_total", map[string]string{"method": method})
+	}
+	return n
+}
+
+// apiServerMetrics scrapes the API server's metrics, which count requests
+// by resource and verb whoever sent them.
+func apiServerMetrics(tb testing.TB, c *cluster) metricFamilies {
+	tb.Helper()
+	clientset, err := kubernetes.NewForConfig(c.config)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body, err := clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		tb.Fatalf("scraping the API server's metrics: %v", err)
+	}
+	return parseMetrics(tb, body)
+}
+
+// runAndPodWrites is how many writes the API server has served that only
+// the controller makes: TaskRun status updates and patches, and Pod
+// creates, updates, patches and deletes (not the status kwok writes as the
+// kubelet, nor the scheduler's bindings).
+func (f metricFamilies) runAndPodWrites() float64 {
+	var n float64
+	for _, verb := range []string{"PATCH", "PUT", "APPLY"} {
+		n += f.sum("apiserver_request_total", map[string]string{"resource": "taskruns", "subresource": "status", "verb": verb})
+	}
+	for _, verb := range []string{"POST", "PATCH", "PUT", "APPLY", "DELETE"} {
+		n += f.sum("apiserver_request_total", map[string]string{"resource": "pods", "subresource": "", "verb": verb})
+	}
+	return n
+}
+
+// rssMB is the resident set of process pid in MB, from /proc.
+func rssMB(tb testing.TB, pid int) float64 {
+	tb.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err != nil {
+				tb.Fatalf("reading VmRSS %q: %v", line, err)
+			}
+			return float64(kb) / 1024
+		}
+	}
+	tb.Fatalf("no VmRSS in /proc/%d/status", pid)
+	return 0
+}
+
+// cpuSeconds is the CPU time, user and system, that the processes on this
+// machine have used so far, by command name (kube-apiserver, etcd, kwok,
+// manager, ...): where a benchmark's time went, on a machine where they all
+// share the cores.
+func cpuSeconds(tb testing.TB) map[string]float64 {
+	tb.Helper()
+	const clockTicks = 100 // USER_HZ on Linux
+	dirs, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	used := map[string]float64{}
+	for _, path := range dirs {
+		stat, err := os.ReadFile(path)
+		if err != nil {
+			continue // the process has exited
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after ")".
+		open, closing := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		fields := strings.Fields(string(stat[closing+1:]))
+		if len(fields) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseFloat(fields[11], 64)
+		stime, _ := strconv.ParseFloat(fields[12], 64)
+		used[string(stat[open+1:closing])] += (utime + stime) / clockTicks
+	}
+	return used
+}
+
+// reportCPU reports the CPU seconds each of the cluster's processes used
+// between two cpuSeconds readings, as "<name>-cpu-s".
+func reportCPU(b *testing.B, before, after map[string]float64, prefix string) {
+	var busy []string
+	for name, s := range after {
+		if d := s - before[name]; d >= 0.5 {
+			busy = append(busy, fmt.Sprintf("%s %.1fs", name, d))
+		}
+	}
+	b.Logf("%sCPU used: %s", prefix, strings.Join(busy, ", "))
+	for _, name := range []string{"kube-apiserver", "etcd", "kwok-controller", "kube-scheduler", "kube-controller", "manager"} {
+		b.ReportMetric(after[name]-before[name], prefix+name+"-cpu-s")
+	}
+}

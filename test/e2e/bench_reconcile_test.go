@@ -1,0 +1,153 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/controllers"
+)
+
+// loadWorkers is how many TaskRuns the benchmarks create at once: a CI
+// system starting a batch. The floor writes with the same concurrency.
+const loadWorkers = 8
+
+// BenchmarkReconcileBurst creates 1,000 TaskRuns at once on a local kwok
+// cluster with bin/manager running, and measures how long until every run
+// has its Pod and has Succeeded, each run's TaskRun-to-Pod latency, and the
+// writes and reconciles it took. Its floor, measured first on the same
+// cluster, is a plain client making only the writes the design cannot
+// avoid. Finally it restarts the manager, which reconciles every finished
+// run again, and counts the runs written after they finished. It ignores
+// b.N: run it with -benchtime=1x.
+func BenchmarkReconcileBurst(b *testing.B) {
+	const burst = 1000
+	c := newCluster(b, "bench-burst")
+	// The floor runs with the manager serving its webhooks (the API server
+	// calls the conversion webhook on TaskRun writes too) but without its
+	// controller, which would start the floor's runs as well.
+	webhooksOnly := startManager(b, c, "--enable-controller=false")
+	create(b, c, newTask("work", step("work", "true")))
+	floorNames := runNames("floor", burst)
+	cpu := cpuSeconds(b)
+	floor := measureFloor(b, c, floorNames)
+	reportCPU(b, cpu, cpuSeconds(b), "floor-")
+	webhooksOnly.stop()
+
+	m := startManagerWithMetrics(b, c, strings.Fields(os.Getenv("BENCH_MANAGER_ARGS"))...)
+	// The manager first reconciles the floor's finished runs: let it, so
+	// that what follows counts the burst alone.
+	waitFor(b, 2*time.Minute, "the manager to reconcile the floor's runs", func(context.Context) error {
+		if n := m.metrics(b).reconciles(); n < burst {
+			return fmt.Errorf("%v reconciles", n)
+		}
+		return nil
+	})
+	clock := watchRuns(b, c)
+	managerBefore, apiBefore := m.metrics(b), apiServerMetrics(b, c)
+
+	names := runNames("burst", burst)
+	cpu = cpuSeconds(b)
+	start := time.Now()
+	inParallel(b, loadWorkers, names, func(name string) error { return clock.createRun(context.Background(), c, name) })
+	created := time.Since(start)
+	allPods := clock.waitAll(b, clock.podSeen, names, 5*time.Minute, "every run's Pod").Sub(start)
+	allSucceeded := clock.waitAll(b, clock.finished, names, 5*time.Minute, "every run to finish").Sub(start)
+	managerAfter, apiAfter := m.metrics(b), apiServerMetrics(b, c)
+	reportCPU(b, cpu, cpuSeconds(b), "")
+
+	all, err := runs(context.Background(), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range names {
+		if got := outcome(all[name]); got != "True/Succeeded" {
+			b.Fatalf("run %s ended %s, want True/Succeeded", name, got)
+		}
+	}
+	latencies := clock.podLatencies(names)
+	runAndPodWrites := apiAfter.runAndPodWrites() - apiBefore.runAndPodWrites()
+	managerWrites := managerAfter.writes() - managerBefore.writes()
+
+	b.ReportMetric(created.Seconds(), "create-s")
+	b.ReportMetric(allPods.Seconds(), "all-pods-s")
+	b.ReportMetric(floor.Seconds(), "floor-all-pods-s")
+	b.ReportMetric(allPods.Seconds()/floor.Seconds(), "pods-vs-floor")
+	b.ReportMetric(allSucceeded.Seconds(), "all-succeeded-s")
+	b.ReportMetric(percentile(latencies, 0.50), "pod-p50-ms")
+	b.ReportMetric(percentile(latencies, 0.99), "pod-p99-ms")
+	b.ReportMetric(runAndPodWrites/burst, "writes/run")
+	b.ReportMetric((managerWrites-runAndPodWrites)/burst, "event-writes/run")
+	b.ReportMetric((managerAfter.reconciles()-managerBefore.reconciles())/burst, "reconciles/run")
+	b.ReportMetric((managerAfter.conversions()-managerBefore.conversions())/burst, "conversions/run")
+	b.ReportMetric(float64(writesAfterFinish(b, c, m, append(names, floorNames...))), "finished-run-writes")
+	b.ReportMetric(0, "ns/op")
+}
+
+// measureFloor makes, with a plain client and loadWorkers at once, the
+// writes no design can avoid for each run (createFinishedRun): create the
+// TaskRun, create its Pod, and write its status once. The status written is
+// final, so that the manager, started later, has nothing to do for these
+// runs. It returns how long until every Pod existed.
+func measureFloor(b *testing.B, c *cluster, names []string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	inParallel(b, loadWorkers, names, func(name string) error { return createFinishedRun(c, name, "") })
+	took := time.Since(start)
+	b.Logf("floor: %d runs, their Pods and one status write each in %v", len(names), took)
+	return took
+}
+
+// floorPod is a Pod like the one the controller makes for run, one step.
+func floorPod(run *v1beta1.TaskRun) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: run.Name + "-pod", Namespace: run.Namespace,
+			Labels: map[string]string{controllers.LabelManagedBy: controllers.ManagedByValue},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.GroupVersion.String(), Kind: "TaskRun",
+				Name: run.Name, UID: run.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+			Name: "step-work", Image: "alpine:3", Command: []string{"/bin/sh", "-c", "true"}}}},
+	}
+}
+
+// writesAfterFinish counts the named runs, all finished, that are written
+// again: it records their resourceVersions, restarts the manager (which
+// reconciles every run anew) and compares once it has.
+func writesAfterFinish(b *testing.B, c *cluster, m *manager, names []string) int {
+	b.Helper()
+	before, err := runs(context.Background(), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.stop()
+	m.start()
+	waitFor(b, 2*time.Minute, "the restarted manager to reconcile every run", func(context.Context) error {
+		if n := m.metrics(b).reconciles(); n < float64(len(names)) {
+			return fmt.Errorf("%v reconciles of %d runs", n, len(names))
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second) // a write would follow its reconcile at once
+	after, err := runs(context.Background(), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	written := 0
+	for _, name := range names {
+		if after[name].ResourceVersion != before[name].ResourceVersion {
+			written++
+			b.Logf("finished run %s was written again: %s", name, outcome(after[name]))
+		}
+	}
+	return written
+}
