@@ -32,6 +32,7 @@ type options struct {
 	metricsAddr      string
 	metricsSecure    bool
 	probeAddr        string
+	pprofAddr        string
 	leaderElect      bool
 	enableHTTP2      bool
 	webhookHost      string
@@ -54,6 +55,8 @@ func parseFlags() (options, zap.Options) {
 	flag.BoolVar(&o.metricsSecure, "metrics-secure", true,
 		"Serve metrics over HTTPS, for authenticated and authorized clients only.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the health and readiness probes bind to.")
+	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "0",
+		"The address Go's profiles (/debug/pprof/) are served on, e.g. 127.0.0.1:8082; 0 disables them.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Elect a leader so that only one replica reconciles; every replica serves the webhooks.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
@@ -127,6 +130,7 @@ func run(o options) error {
 		Metrics:                       metricsOpts,
 		WebhookServer:                 webhook.NewServer(webhookOpts),
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "minitask.minitask.dev",
 		LeaderElectionReleaseOnCancel: true,

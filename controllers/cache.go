@@ -25,12 +25,16 @@ const taskRefIndex = "spec.taskRef.name"
 // CacheOptions returns the manager's cache options that the controller relies
 // on. The cache strips managedFields, which the controller never reads and
 // which can double an object's size, and holds only the Pods that minitask
-// runs, rather than every Pod of the cluster.
+// runs, rather than every Pod of the cluster, trimmed to what it reads
+// (trimPod).
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})},
+			&corev1.Pod{}: {
+				Label:     labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue}),
+				Transform: trimPod,
+			},
 		},
 	}
 }

@@ -28,7 +28,11 @@ fi
 # benchmarks; the heavy ones ignore b.N and run once (-benchtime=1x).
 commands() {
 	case $1 in
-	conversion) echo "go test -run=^$ -bench=ConversionHandler -benchmem -timeout=30m ./webhooks/conversion/" ;;
+	conversion)
+		echo "go test -run=^$ -bench=ConversionHandler -benchmem -timeout=30m ./webhooks/conversion/"
+		# The experiment: the same reviews through a handler on encoding/json/v2.
+		echo "env GOEXPERIMENT=jsonv2 go test -run=^$ -bench=ConversionHandler/.*/.*/.*/convert-jsonv2 -benchmem -timeout=30m ./webhooks/conversion/"
+		;;
 	envtest)
 		echo "go test -run=^$ -bench=ConversionHTTPS|ListThroughConversion -benchtime=1x -timeout=30m ./webhooks/conversion/"
 		echo "go test -run=^$ -bench=StorageMigration -benchtime=1x -timeout=30m ./internal/storagemigration/"
@@ -45,6 +49,9 @@ commands() {
 for suite in "${suites[@]}"; do commands "$suite" > /dev/null; done
 
 hack/install-tools.sh kubernetes etcd kwok
+# The cluster benchmarks save the manager's heap profile here.
+BENCH_PROFILE_DIR=$PWD/bin/bench/profiles
+export BENCH_PROFILE_DIR
 KUBEBUILDER_ASSETS=$(hack/install-tools.sh --print assets)
 export KUBEBUILDER_ASSETS
 PATH=$(hack/install-tools.sh --print bin):$PATH

@@ -58,6 +58,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 		rss = max(rss, rssMB(b, m.cmd.Process.Pid))
 	}
 	heap := m.metrics(b).sum("go_memstats_heap_inuse_bytes", nil)
+	m.saveProfile(b, "heap", "manager-heap-10000-finished-runs")
 	b.ReportMetric(rss, "rss-MB")
 	b.ReportMetric(heap/1e6, "heap-MB")
 	b.ReportMetric(synced.Seconds(), "sync-s")

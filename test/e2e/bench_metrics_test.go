@@ -80,9 +80,38 @@ func (m *manager) metrics(tb testing.TB) metricFamilies {
 func startManagerWithMetrics(tb testing.TB, c *cluster, extraArgs ...string) *manager {
 	tb.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort())
-	m := startManager(tb, c, append([]string{"--metrics-bind-address=" + addr, "--metrics-secure=false"}, extraArgs...)...)
-	m.metricsAddr = addr
+	pprof := fmt.Sprintf("127.0.0.1:%d", freePort())
+	m := startManager(tb, c, append([]string{"--metrics-bind-address=" + addr, "--metrics-secure=false",
+		"--pprof-bind-address=" + pprof}, extraArgs...)...)
+	m.metricsAddr, m.pprofAddr = addr, pprof
 	return m
+}
+
+// saveProfile writes the manager's profile (heap, say) to
+// $BENCH_PROFILE_DIR/<name>.pprof when that is set, for `go tool pprof`.
+func (m *manager) saveProfile(tb testing.TB, profile, name string) {
+	tb.Helper()
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	resp, err := http.Get("http://" + m.pprofAddr + "/debug/pprof/" + profile)
+	if err != nil {
+		tb.Fatalf("fetching the manager's %s profile: %v", profile, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".pprof")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("wrote the manager's %s profile to %s", profile, path)
 }
 
 // reconciles is how many times the manager's TaskRun controller has

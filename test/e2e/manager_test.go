@@ -24,9 +24,9 @@ type manager struct {
 	args    []string
 	logPath string
 	starts  int
-	// metricsAddr is where its metrics are served over HTTP, if they are
-	// (startManagerWithMetrics).
-	metricsAddr string
+	// metricsAddr and pprofAddr are where its metrics and profiles are
+	// served over HTTP, if they are (startManagerWithMetrics).
+	metricsAddr, pprofAddr string
 
 	cmd *exec.Cmd
 	// exited is closed once the process has exited, after err is set.

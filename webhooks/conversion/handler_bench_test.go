@@ -32,16 +32,15 @@ var benchmarkSizes = []int{1, 100, 1500, 10000}
 // two is what conversion itself costs.
 func BenchmarkConversionHandler(b *testing.B) {
 	scheme := newTestScheme(b)
-	handler := newConversionHandler(b, scheme)
-	floor := &decodeEncodeFloor{decoder: crconversion.NewDecoder(scheme)}
+	modes := append([]handlerMode{
+		{"convert", newConversionHandler(b, scheme)},
+		{"floor", &decodeEncodeFloor{decoder: crconversion.NewDecoder(scheme)}},
+	}, experimentalHandlers(b, scheme)...)
 	for _, input := range benchmarkInputs(b) {
 		for _, n := range benchmarkSizes {
 			body := review(b, scheme, input.To, input.Objects(n)...)
 			name := input.Name(n)
-			for _, mode := range []struct {
-				name    string
-				handler http.Handler
-			}{{"convert", handler}, {"floor", floor}} {
+			for _, mode := range modes {
 				b.Run(name+"/"+mode.name, func(b *testing.B) {
 					b.ReportAllocs()
 					b.SetBytes(int64(len(body)))
@@ -53,6 +52,16 @@ func BenchmarkConversionHandler(b *testing.B) {
 		}
 	}
 }
+
+// handlerMode is one handler the benchmark measures on every input.
+type handlerMode struct {
+	name    string
+	handler http.Handler
+}
+
+// experimentalHandlers are other handlers for the same reviews, to measure
+// against: files built only under a GOEXPERIMENT add theirs.
+var experimentalHandlers = func(testing.TB, *runtime.Scheme) []handlerMode { return nil }
 
 // serveReview posts one review body to h and fails unless it answers 200.
 func serveReview(b *testing.B, h http.Handler, body []byte) {

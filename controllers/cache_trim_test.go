@@ -1,0 +1,56 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
+	started := metav1.Now()
+	status := corev1.ContainerStatus{Name: "step-build", State: corev1.ContainerState{
+		Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}
+	meta := metav1.ObjectMeta{Name: "run-pod", Namespace: "ci", UID: "u", ResourceVersion: "7",
+		Labels: map[string]string{LabelManagedBy: ManagedByValue}, OwnerReferences: []metav1.OwnerReference{{Name: "run"}}}
+	full := &corev1.Pod{
+		ObjectMeta: *meta.DeepCopy(),
+		Spec: corev1.PodSpec{
+			InitContainers:        []corev1.Container{{Name: "step-build", Image: "golang", Command: []string{"sh", "-c", "make"}}},
+			Containers:            []corev1.Container{{Name: "step-push", Image: "alpine", Env: []corev1.EnvVar{{Name: "A"}}}},
+			ActiveDeadlineSeconds: ptr.To[int64](60), RestartPolicy: corev1.RestartPolicyNever, NodeName: "node-1",
+			Volumes:     []corev1.Volume{{Name: "token"}},
+			Tolerations: []corev1.Toleration{{Key: "k"}},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", Message: "too slow",
+			StartTime: &started, InitContainerStatuses: []corev1.ContainerStatus{status},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady}}, PodIP: "10.0.0.1"},
+	}
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}
+	before := full.DeepCopy()
+
+	got, err := trimPod(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Pod{
+		ObjectMeta: meta,
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "step-build"}}, Containers: []corev1.Container{{Name: "step-push"}},
+			ActiveDeadlineSeconds: ptr.To[int64](60), RestartPolicy: corev1.RestartPolicyNever, NodeName: "node-1",
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", Message: "too slow",
+			StartTime: &started, InitContainerStatuses: []corev1.ContainerStatus{status}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed Pod (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, full); diff != "" {
+		t.Errorf("trimPod changed its input (-before +after):\n%s", diff)
+	}
+	if other, _ := trimPod(&corev1.Node{}); !cmp.Equal(other, &corev1.Node{}) {
+		t.Errorf("trimPod changed a non-Pod: %v", other)
+	}
+}
