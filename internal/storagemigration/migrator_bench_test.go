@@ -3,7 +3,6 @@ package storagemigration_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
+	"github.com/minitask-dev/minitask/internal/testenv"
 )
 
 // BenchmarkStorageMigration times the migration an upgrade triggers: 5,000
@@ -44,7 +44,7 @@ func BenchmarkStorageMigration(b *testing.B) {
 	setStorageVersion(b, "v1alpha1")
 	ns := env.Namespace(b)
 	start := time.Now()
-	createConcurrently(b, c, 2*perKind, func(i int) client.Object {
+	testenv.CreateInParallel(b, c, 16, 2*perKind, func(i int) client.Object {
 		name := fmt.Sprintf("obj-%05d", i/2)
 		if i%2 == 0 {
 			return &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -59,6 +59,9 @@ func BenchmarkStorageMigration(b *testing.B) {
 	setStorageVersion(b, "v1beta1")
 
 	m := &storagemigration.Migrator{Reader: c, Writer: c}
+	snapshotMetrics(b, "before.txt")
+	wait := startAPIServerProfile(b, "30")
+	cpu0 := takeCPU()
 	b.ResetTimer()
 	start = time.Now()
 	for _, crd := range storagemigration.CRDs {
@@ -68,6 +71,9 @@ func BenchmarkStorageMigration(b *testing.B) {
 	}
 	took := time.Since(start)
 	b.StopTimer()
+	logCPU(b, cpu0, takeCPU(), took)
+	snapshotMetrics(b, "after.txt")
+	wait()
 
 	left := storedAPIVersions(b, etcd, ns)["minitask.dev/v1alpha1"]
 	b.ReportMetric(took.Seconds(), "migrate-s")
@@ -76,32 +82,5 @@ func BenchmarkStorageMigration(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	if left != 0 {
 		b.Errorf("%d objects are still stored as v1alpha1", left)
-	}
-}
-
-// createConcurrently creates n objects, sixteen at a time.
-func createConcurrently(b *testing.B, c client.Client, n int, object func(i int) client.Object) {
-	b.Helper()
-	next := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range next {
-				obj := object(i)
-				if err := c.Create(context.Background(), obj); err != nil {
-					errs <- fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
 	}
 }

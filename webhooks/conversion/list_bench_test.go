@@ -2,15 +2,14 @@ package conversion_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/minitask-dev/minitask/internal/testenv"
@@ -73,30 +72,12 @@ func BenchmarkListThroughConversion(b *testing.B) {
 // createTasks creates n ~10 KB Tasks in ns, eight at a time.
 func createTasks(b testing.TB, env *testenv.Env, ns string, n int) {
 	b.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	next := make(chan int)
-	for range 8 {
-		wg.Go(func() {
-			for i := range next {
-				task := conversion.LargeTask(i)
-				// Only what a client sets: no UID, owner or finalizer.
-				task.ObjectMeta = metav1.ObjectMeta{Name: task.Name, Namespace: ns, Labels: task.Labels, Annotations: task.Annotations}
-				if err := env.Client.Create(context.Background(), task); err != nil {
-					errs <- fmt.Errorf("creating Task %s: %w", task.Name, err)
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
+	testenv.CreateInParallel(b, env.Client, 8, n, func(i int) client.Object {
+		task := conversion.LargeTask(i)
+		// Only what a client sets: no UID, owner or finalizer.
+		task.ObjectMeta = metav1.ObjectMeta{Name: task.Name, Namespace: ns, Labels: task.Labels, Annotations: task.Annotations}
+		return task
+	})
 }
 
 // conversionRequests is how many requests the conversion webhook has served
