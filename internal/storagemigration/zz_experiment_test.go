@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,9 +16,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-func apiserverGet(t testing.TB, path string) []byte {
+func apiserverGet(t testing.TB, path string, params ...string) []byte {
 	cs := kubernetes.NewForConfigOrDie(env.Config)
-	body, err := cs.CoreV1().RESTClient().Get().AbsPath(path).Timeout(5 * time.Minute).DoRaw(context.Background())
+	r := cs.CoreV1().RESTClient().Get().AbsPath(path).Timeout(5 * time.Minute)
+	for i := 0; i+1 < len(params); i += 2 {
+		r = r.Param(params[i], params[i+1])
+	}
+	body, err := r.DoRaw(context.Background())
 	if err != nil {
 		t.Logf("GET %s: %v", path, err)
 	}
@@ -43,12 +48,14 @@ func startAPIServerProfile(t testing.TB, seconds string) func() {
 	if dir == "" {
 		return func() {}
 	}
+	f, _ := os.Create(filepath.Join(dir, "test.pprof"))
+	_ = pprof.StartCPUProfile(f)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = os.WriteFile(filepath.Join(dir, "apiserver.pprof"), apiserverGet(t, "/debug/pprof/profile?seconds="+seconds), 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "apiserver.pprof"), apiserverGet(t, "/debug/pprof/profile", "seconds", seconds), 0o644)
 	}()
-	return func() { <-done }
+	return func() { pprof.StopCPUProfile(); f.Close(); <-done }
 }
 
 type cpuSnap struct {

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/internal/testenv"
 )
 
 // testInstalledManager runs the manager binary with the installed
@@ -102,6 +103,9 @@ func testInstalledManager(t *testing.T, c *cluster, m manifest) {
 		t.Error("the webhook server negotiated HTTP/2, which is off by default")
 	}
 	_ = conn.Close()
+	// Ready means the webhooks serve; the secure metrics server starts once
+	// its authentication filter is built, a moment later.
+	waitForLog(t, &logs, "Serving metrics server", "the metrics server to start")
 	for name, addr := range map[string]string{"webhook": webhookAddr, "metrics": metricsAddr} {
 		//nolint:gosec // the point: a client that offers only TLS 1.1
 		if conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS11, MaxVersion: tls.VersionTLS11}); err == nil {
@@ -118,12 +122,7 @@ func testInstalledManager(t *testing.T, c *cluster, m manifest) {
 
 	// The controller's workers start once its informers have synced: by
 	// then every list and watch it makes has been authorized, or not.
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), "Starting workers"); {
-		if time.Now().After(deadline) {
-			t.Fatal("the controller's workers did not start within 30s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitForLog(t, &logs, "Starting workers", "the controller's workers to start")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -224,4 +223,13 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// waitForLog waits until the manager has logged text, and fails the test if
+// it has not within 30s.
+func waitForLog(t *testing.T, logs *syncBuffer, text, what string) {
+	t.Helper()
+	testenv.Eventually(t, func() (bool, string) {
+		return strings.Contains(logs.String(), text), "no " + text + " in the log"
+	}, what)
 }
