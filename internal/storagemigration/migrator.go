@@ -33,7 +33,7 @@ var CRDs = []string{"tasks.minitask.dev", "taskruns.minitask.dev"}
 const maxPageSize = 500
 
 // concurrentRewrites is how many objects of a page are rewritten at once.
-const concurrentRewrites = 4
+const concurrentRewrites = 8
 
 // noOpPatch changes nothing, yet makes the API server re-encode the object in
 // the storage version and write it back (the bytes in etcd differ).
