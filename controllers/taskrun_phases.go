@@ -261,6 +261,9 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		s.outcome = invalidParams(missing)
 		return nil
 	}
+	if err := r.confirmUnchanged(ctx, s.run); err != nil {
+		return err
+	}
 	deadline, _ := s.deadline()
 	pod := podForRun(s.run, task, values, activeDeadlineFor(s.timeout, deadline, s.now))
 	if err := controllerutil.SetControllerReference(s.run, pod, r.Scheme); err != nil {
@@ -311,5 +314,23 @@ func trackProgress(_ context.Context, s *runScope) error {
 		return fmt.Errorf("no Pod to track for TaskRun %s/%s", s.run.Namespace, s.run.Name)
 	}
 	s.outcome = progressOutcome(s.pod, stepStates(s.pod))
+	return nil
+}
+
+// confirmUnchanged reads run from the API server before its Pod is created,
+// the one step that cannot be taken back: the cache may not show yet that
+// someone else finished the run (a v1alpha1 client setting phase Failed,
+// say), and a finished run must never start. A run changed since the cache
+// read it is reconciled again once the cache catches up: the status patch of
+// this reconcile fails on its resourceVersion, and the error requeues it.
+func (r *TaskRunReconciler) confirmUnchanged(ctx context.Context, run *v1beta1.TaskRun) error {
+	current := &v1beta1.TaskRun{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), current); err != nil {
+		return fmt.Errorf("reading TaskRun %s/%s before creating its Pod: %w", run.Namespace, run.Name, err)
+	}
+	if current.ResourceVersion != run.ResourceVersion {
+		return fmt.Errorf("TaskRun %s/%s changed since the cache read it (resourceVersion %s, now %s); not creating its Pod yet",
+			run.Namespace, run.Name, run.ResourceVersion, current.ResourceVersion)
+	}
 	return nil
 }
