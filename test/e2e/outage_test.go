@@ -20,9 +20,10 @@ import (
 
 // TestWebhookOutage stops the manager, which serves the conversion and
 // validating webhooks, and checks what still works without it: everything
-// stored is v1beta1, so v1beta1 reads and TaskRun writes need no webhook,
-// while every v1alpha1 request needs the conversion webhook and fails
-// saying so. A restarted manager serves them all again, with nothing lost.
+// stored is v1beta1, so v1beta1 reads, TaskRun writes and Task writes that
+// leave the spec alone need no webhook, while a Task spec write needs the
+// validating webhook and every v1alpha1 request the conversion webhook, and
+// both fail saying so. A restarted manager serves them all again, with nothing lost.
 func TestWebhookOutage(t *testing.T) {
 	ctx := context.Background()
 	c := newCluster(t, "outage")
@@ -58,13 +59,33 @@ func TestWebhookOutage(t *testing.T) {
 		}
 		runsBefore[name].Labels["outage"] = "true"
 	}
-	// Task writes are validated by the webhook, which fails closed: no
-	// Task that it has not checked is stored, valid as it may be.
-	err := c.client.Create(ctx, newTask("unchecked", step("say", "echo hi")))
-	if err == nil || !strings.Contains(err.Error(), `"vtask-v1beta1.minitask.dev"`) {
-		t.Errorf("creating a v1beta1 Task during the outage: got error %v, want one that names the validating webhook", err)
-	} else {
-		t.Logf("v1beta1 Task write during the outage, refused as expected: %v", err)
+	// Task writes that leave the spec as it is skip the validating webhook
+	// (its match condition), so they work too.
+	for name := range tasksBefore {
+		task := &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if err := c.client.Patch(ctx, task, label); err != nil {
+			t.Errorf("labelling Task %s through v1beta1 during the outage: %v", name, err)
+		}
+		if tasksBefore[name].Labels == nil {
+			tasksBefore[name].Labels = map[string]string{}
+		}
+		tasksBefore[name].Labels["outage"] = "true"
+	}
+	// Task writes that set a spec are validated by the webhook, which fails
+	// closed: no spec that it has not checked is stored, valid as it may be.
+	respec := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"description":"changed during the outage"}}`))
+	for what, write := range map[string]func() error{
+		"creating a v1beta1 Task": func() error { return c.client.Create(ctx, newTask("unchecked", step("say", "echo hi"))) },
+		"changing a v1beta1 Task's spec": func() error {
+			return c.client.Patch(ctx, &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello"}}, respec)
+		},
+	} {
+		err := write()
+		if err == nil || !strings.Contains(err.Error(), `"vtask-v1beta1.minitask.dev"`) {
+			t.Errorf("%s during the outage: got error %v, want one that names the validating webhook", what, err)
+		} else {
+			t.Logf("%s during the outage, refused as expected: %v", what, err)
+		}
 	}
 	// Every v1alpha1 read needs the conversion webhook.
 	for name, obj := range map[string]client.Object{"legacy-1": &v1alpha1.TaskRun{}, "legacy": &v1alpha1.Task{}} {
@@ -95,7 +116,7 @@ func TestWebhookOutage(t *testing.T) {
 	delete(tasksAfter, "checked")
 	ignoreWrites := cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "ManagedFields")
 	if diff := cmp.Diff(tasksBefore, tasksAfter, ignoreWrites); diff != "" {
-		t.Errorf("v1beta1 Tasks after the outage (-before +after):\n%s", diff)
+		t.Errorf("v1beta1 Tasks after the outage (-before +after, labels written during it expected):\n%s", diff)
 	}
 	if diff := cmp.Diff(runsBefore, runsAfter, ignoreWrites); diff != "" {
 		t.Errorf("v1beta1 TaskRuns after the outage (-before +after, labels written during it expected):\n%s", diff)

@@ -13,4 +13,10 @@ const Path = "/validate-minitask-dev-v1beta1-task"
 // as Task conversion: given a validator but no converter, the builder would
 // insist that Task's other versions implement conversion.Convertible.
 //
-// +kubebuilder:webhook:path=/validate-minitask-dev-v1beta1-task,mutating=false,failurePolicy=fail,sideEffects=None,groups=minitask.dev,resources=tasks,verbs=create;update,versions=v1beta1,name=vtask-v1beta1.minitask.dev,admissionReviewVersions=v1
+// The match condition spares the webhook every update that leaves the spec as
+// it is, which TaskValidator would let through anyway (ratcheting): label
+// and finalizer edits, and the storage migration's rewrites. Those then need
+// no webhook call, and keep working while the webhook is down; writes that
+// change a spec still fail closed.
+//
+// +kubebuilder:webhook:path=/validate-minitask-dev-v1beta1-task,mutating=false,failurePolicy=fail,sideEffects=None,groups=minitask.dev,resources=tasks,verbs=create;update,versions=v1beta1,name=vtask-v1beta1.minitask.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
