@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -83,6 +84,8 @@ func TestConditionTable(t *testing.T) {
 				if ads := pod.Spec.ActiveDeadlineSeconds; ads == nil || *ads > 2 {
 					t.Errorf("Pod of a 2s run has activeDeadlineSeconds %v, want at most 2", ads)
 				}
+				// The step it stopped is reported stopped, not running forever.
+				checkSteps(t, h.run(t, "timeout-running"), "first=Terminated/Completed", "second=Terminated/TaskRunTimeout")
 			},
 		},
 		"timeout-waiting-for-task": {
@@ -104,6 +107,7 @@ func TestConditionTable(t *testing.T) {
 				if ads := pod.Spec.ActiveDeadlineSeconds; ads == nil || *ads > 5 {
 					t.Errorf("cancelled Pod has activeDeadlineSeconds %v, want it lowered to the seconds since it started", ads)
 				}
+				checkSteps(t, h.run(t, "cancel-running"), "first=Terminated/TaskRunCancelled", "second=Terminated/TaskRunCancelled")
 			},
 		},
 		"cancel-pending": {
@@ -176,12 +180,16 @@ func TestConditionTable(t *testing.T) {
 				}
 			},
 		},
-		"step-name-too-long": {
-			// A valid step name, but step- plus it is too long for a container.
-			task: wrappers.Task("", "step-name-too-long").Step(strings.Repeat("s", 59), "alpine:3", "").Obj(),
-			run:  wrappers.TaskRun("", "step-name-too-long", "step-name-too-long").Obj(),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `the API server rejected the Pod: Pod "step-name-too-long-pod" is invalid: ` +
-				`spec.containers[0].name: Invalid value: "step-` + strings.Repeat("s", 59) + `": must be no more than 63 characters`},
+		"long-step-names": {
+			// A step name may have 63 characters, a container name too: the
+			// containers get shortened names, and the run still names its steps.
+			task: wrappers.Task("", "long-step-names").Step(longStep, "alpine:3", "").Step(strings.Repeat("t", 59), "alpine:3", "").Obj(),
+			run:  wrappers.TaskRun("", "long-step-names", "long-step-names").Obj(),
+			act:  kubeletSays("long-step-names-pod", func(w *wrappers.PodStatusWrapper) { w.Running(1) }),
+			want: condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "` + strings.Repeat("t", 59) + `" (2 of 2)`},
+			check: func(t *testing.T, h *harness) {
+				checkSteps(t, h.run(t, "long-step-names"), longStep+"=Terminated/Completed", strings.Repeat("t", 59)+"=Running/")
+			},
 		},
 		"failed-by-v1alpha1": {
 			run: wrappers.TaskRun("", "failed-by-v1alpha1", "failed-by-v1alpha1").Obj(),
@@ -217,6 +225,21 @@ func TestConditionTable(t *testing.T) {
 		})
 	}
 }
+
+// checkSteps asserts run's status.steps, each as NAME=STATE/REASON.
+func checkSteps(t *testing.T, run *v1beta1.TaskRun, want ...string) {
+	t.Helper()
+	var got []string
+	for _, step := range run.Status.Steps {
+		got = append(got, step.Name+"="+string(step.State)+"/"+step.Reason)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("TaskRun %s: status.steps mismatch (-want +got):\n%s", run.Name, diff)
+	}
+}
+
+// longStep is a step name of the greatest length allowed.
+var longStep = strings.Repeat("s", 63)
 
 // twoSteps is a Task with two steps, first and second.
 func twoSteps(name string) *v1beta1.Task {

@@ -1,11 +1,8 @@
 package controllers
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/params"
+	"github.com/minitask-dev/minitask/internal/podnames"
 )
 
 // This file builds the one Pod that runs a TaskRun. Everything here is pure, so
@@ -29,45 +27,20 @@ const (
 	// name too long for a label value.
 	LabelTaskRun = "minitask.dev/taskrun"
 
-	// stepContainerPrefix starts the container name of every step: step-NAME.
-	stepContainerPrefix = "step-"
 	// podNameSuffix ends the name of a run's Pod: RUN-pod.
 	podNameSuffix = "-pod"
-
-	// maxNameLength keeps Pod names and label values within one DNS-1123
-	// label, the limit of both label values and the Pod's hostname.
-	maxNameLength = 63
-	// nameHashLength is how many hex digits of a long name's SHA-256 keep
-	// truncated names apart: 40 bits, ample within one namespace.
-	nameHashLength = 10
 )
 
 // podNameFor returns the deterministic name of run's Pod. Being derived from
 // the run's name only, it is what makes Pod creation idempotent: a controller
 // that crashed between creating the Pod and recording it finds the same name.
 func podNameFor(run *v1beta1.TaskRun) string {
-	return boundedName(run.Name, podNameSuffix)
+	return podnames.Bounded(run.Name, podNameSuffix)
 }
 
 // taskRunLabelValue returns the value of LabelTaskRun for run.
 func taskRunLabelValue(run *v1beta1.TaskRun) string {
-	return boundedName(run.Name, "")
-}
-
-// boundedName returns name+suffix, or, when that is longer than
-// maxNameLength, a prefix of name, a hash of the whole name and suffix, so that
-// two long names that share a prefix still differ.
-func boundedName(name, suffix string) string {
-	if len(name)+len(suffix) <= maxNameLength {
-		return name + suffix
-	}
-	sum := sha256.Sum256([]byte(name))
-	hash := hex.EncodeToString(sum[:])[:nameHashLength]
-	keep := maxNameLength - len(suffix) - len("-") - nameHashLength
-	// A DNS-1123 label may not end in "-" and a subdomain's labels may not
-	// end in ".", so the cut must not leave either before the hash.
-	prefix := strings.TrimRight(name[:keep], "-.")
-	return prefix + "-" + hash + suffix
+	return podnames.Bounded(run.Name, "")
 }
 
 // podLabels returns the labels of run's Pod.
@@ -113,15 +86,17 @@ func paramValues(task *v1beta1.Task, run *v1beta1.TaskRun) (values map[string]st
 // which the CRD's schema guarantees.
 func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]string, activeDeadlineSeconds *int64) *corev1.Pod {
 	containers := make([]corev1.Container, len(task.Spec.Steps))
+	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
 		containers[i] = containerForStep(step, values)
+		stepNames[i] = step.Name
 	}
 	last := len(containers) - 1
 	var initContainers []corev1.Container
 	if last > 0 {
 		initContainers = containers[:last]
 	}
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      podNameFor(run),
 			Namespace: run.Namespace,
@@ -134,26 +109,25 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 			ActiveDeadlineSeconds: activeDeadlineSeconds,
 		},
 	}
+	// A step name too long for its container name is kept whole on the Pod,
+	// so that status.steps and kubectl task logs still name the step.
+	if names, needed := podnames.StepNamesAnnotation(stepNames); needed {
+		pod.Annotations = map[string]string{podnames.AnnotationStepNames: names}
+	}
+	return pod
 }
 
 // containerForStep returns step's container with values substituted into its
 // image and script. An empty script runs the image's own entrypoint.
 func containerForStep(step v1beta1.Step, values map[string]string) corev1.Container {
 	c := corev1.Container{
-		Name:  stepContainerPrefix + step.Name,
+		Name:  podnames.StepContainer(step.Name),
 		Image: params.Substitute(step.Image, values),
 	}
 	if step.Script != "" {
 		c.Command = []string{"/bin/sh", "-c", params.Substitute(step.Script, values)}
 	}
 	return c
-}
-
-// stepNameOf returns the step that a container of a run's Pod runs. A Pod
-// started by an earlier release may name its containers otherwise; their
-// names are then reported as they are.
-func stepNameOf(containerName string) string {
-	return strings.TrimPrefix(containerName, stepContainerPrefix)
 }
 
 // activeDeadlineFor returns a new Pod's activeDeadlineSeconds: what is left of

@@ -16,6 +16,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
+	"github.com/minitask-dev/minitask/internal/podnames"
 )
 
 func TestPodNameFor(t *testing.T) {
@@ -36,18 +37,10 @@ func TestPodNameFor(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("podNameFor() mismatch (-want +got):\n%s", diff)
 			}
-			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 || len(got) > maxNameLength {
+			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 || len(got) > podnames.MaxLength {
 				t.Errorf("podNameFor() = %q (%d characters), not a valid Pod name: %v", got, len(got), errs)
 			}
 		})
-	}
-}
-
-func TestBoundedNameKeepsLongNamesApart(t *testing.T) {
-	prefix := strings.Repeat("x", 80)
-	a, b := boundedName(prefix+"a", "-pod"), boundedName(prefix+"b", "-pod")
-	if a == b {
-		t.Errorf("two long names that share a prefix both became %q", a)
 	}
 }
 
@@ -57,7 +50,7 @@ func TestTaskRunLabelValue(t *testing.T) {
 		if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
 			t.Errorf("taskRunLabelValue(%d characters) = %q, not a label value: %v", len(name), got, errs)
 		}
-		if len(name) <= maxNameLength && got != name {
+		if len(name) <= podnames.MaxLength && got != name {
 			t.Errorf("taskRunLabelValue(%q) = %q, want the name itself", name, got)
 		}
 	}
@@ -118,10 +111,11 @@ func TestParamValues(t *testing.T) {
 func TestPodForRun(t *testing.T) {
 	labels := map[string]string{LabelManagedBy: ManagedByValue, LabelTaskRun: "run"}
 	tests := map[string]struct {
-		task     *v1beta1.Task
-		values   map[string]string
-		deadline *int64
-		want     corev1.PodSpec
+		task            *v1beta1.Task
+		values          map[string]string
+		deadline        *int64
+		want            corev1.PodSpec
+		wantAnnotations map[string]string
 	}{
 		"one step: no init containers, entrypoint kept without script": {
 			task: wrappers.Task("ns", "t").Step("only", "alpine:3", "").Obj(),
@@ -149,12 +143,21 @@ func TestPodForRun(t *testing.T) {
 				},
 			},
 		},
+		"step name too long for a container name: shortened, kept whole in an annotation": {
+			task: wrappers.Task("ns", "t").Step("short", "alpine:3", "").Step(strings.Repeat("s", 63), "alpine:3", "").Obj(),
+			want: corev1.PodSpec{
+				RestartPolicy:  corev1.RestartPolicyNever,
+				InitContainers: []corev1.Container{{Name: "step-short", Image: "alpine:3"}},
+				Containers:     []corev1.Container{{Name: podnames.StepContainer(strings.Repeat("s", 63)), Image: "alpine:3"}},
+			},
+			wantAnnotations: map[string]string{podnames.AnnotationStepNames: `["short","` + strings.Repeat("s", 63) + `"]`},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, tc.values, tc.deadline)
 			want := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "run-pod", Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "run-pod", Labels: labels, Annotations: tc.wantAnnotations},
 				Spec:       tc.want,
 			}
 			if diff := cmp.Diff(want, got); diff != "" {

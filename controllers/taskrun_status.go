@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/podnames"
 )
 
 // This file turns what a reconcile observed into the TaskRun's status: the
@@ -160,10 +161,10 @@ func stepStates(pod *corev1.Pod) []v1beta1.StepState {
 			statuses[list[i].Name] = &list[i]
 		}
 	}
-	containers := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	containers := podnames.Steps(pod)
 	steps := make([]v1beta1.StepState, len(containers))
 	for i, c := range containers {
-		steps[i] = stepState(stepNameOf(c.Name), statuses[c.Name])
+		steps[i] = stepState(c.Name, statuses[c.Container])
 	}
 	return steps
 }
@@ -200,7 +201,8 @@ func timeOrNil(t metav1.Time) *metav1.Time {
 // applyStatus writes into run's status what a reconcile decided: o as the
 // Succeeded condition, start as startTime if the run had none, the Pod and its
 // steps if there is a Pod, and now as completionTime if o ends the run. The
-// steps of a run whose Pod is gone stay as last seen.
+// steps of a run whose Pod is gone stay as last seen, but for those of a run
+// the controller stopped (see markStepsStopped).
 func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.Pod, now time.Time) {
 	st := &run.Status
 	if st.StartTime == nil {
@@ -220,6 +222,30 @@ func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.
 	})
 	if o.finished() && st.CompletionTime == nil {
 		st.CompletionTime = &metav1.Time{Time: now}
+	}
+	if o.reason == v1beta1.ReasonTimeout || o.reason == v1beta1.ReasonCancelled {
+		markStepsStopped(st.Steps, o.reason, now)
+	}
+}
+
+// markStepsStopped reports every step of a run the controller stopped that
+// had not finished as Terminated, with the run's reason: the run is final, so
+// no later status would replace a Running or Waiting step, which would then
+// claim forever that the step still runs or may yet run. A step that was
+// running ended now, when its Pod was stopped; its exit code stays unset, as
+// the kubelet reports it only after the kill, and nothing of the run is
+// written after it ends.
+func markStepsStopped(steps []v1beta1.StepState, reason v1beta1.TaskRunReason, now time.Time) {
+	for i := range steps {
+		step := &steps[i]
+		if step.State == v1beta1.StepTerminated {
+			continue
+		}
+		if step.State == v1beta1.StepRunning {
+			step.FinishedAt = &metav1.Time{Time: now}
+		}
+		step.State = v1beta1.StepTerminated
+		step.Reason = string(reason)
 	}
 }
 

@@ -209,3 +209,49 @@ func TestIsFinished(t *testing.T) {
 		})
 	}
 }
+
+func TestApplyStatusMarksStoppedSteps(t *testing.T) {
+	started, now := testTime, testTime.Add(time.Minute)
+	pod := withStatus(threeStepPod(), wrappers.PodStatus(threeStepPod()).At(started).Running(1).Obj())
+	completed := v1beta1.StepState{
+		Name: "a", State: v1beta1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed",
+		StartedAt: &metav1.Time{Time: started}, FinishedAt: &metav1.Time{Time: started},
+	}
+	stopped := func(reason v1beta1.TaskRunReason) []v1beta1.StepState {
+		return []v1beta1.StepState{
+			completed,
+			{Name: "b", State: v1beta1.StepTerminated, Reason: string(reason), StartedAt: &metav1.Time{Time: started}, FinishedAt: &metav1.Time{Time: now}},
+			{Name: "c", State: v1beta1.StepTerminated, Reason: string(reason)},
+		}
+	}
+	tests := map[string]struct {
+		outcome *outcome
+		want    []v1beta1.StepState
+	}{
+		"cancelled: the running step and those after it stopped": {
+			outcome: failed(v1beta1.ReasonCancelled, "cancelled"),
+			want:    stopped(v1beta1.ReasonCancelled),
+		},
+		"timed out: the same, with the timeout as reason": {
+			outcome: failed(v1beta1.ReasonTimeout, "timed out"),
+			want:    stopped(v1beta1.ReasonTimeout),
+		},
+		"still running: steps as the kubelet reports them": {
+			outcome: unknown(v1beta1.ReasonRunning, "running"),
+			want:    stepStates(pod),
+		},
+		"failed otherwise: steps as the kubelet reports them": {
+			outcome: failed(v1beta1.ReasonPodFailed, "evicted"),
+			want:    stepStates(pod),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			run := wrappers.TaskRun("ns", "run", "t").Obj()
+			applyStatus(run, tc.outcome, started, pod, now)
+			if diff := cmp.Diff(tc.want, run.Status.Steps); diff != "" {
+				t.Errorf("status.steps mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

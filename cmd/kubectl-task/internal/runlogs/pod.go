@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,10 +13,8 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/podnames"
 )
-
-// stepContainerPrefix starts the name of each step's container: step-NAME.
-const stepContainerPrefix = "step-"
 
 // PodSource reads a run's step logs from its Pod, through the Pod logs API,
 // one container per step.
@@ -46,8 +43,8 @@ func (s *PodSource) Steps(ctx context.Context) ([]string, error) {
 	var names []string
 	switch {
 	case pod != nil:
-		for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-			names = append(names, strings.TrimPrefix(c.Name, stepContainerPrefix))
+		for _, step := range podnames.Steps(pod) {
+			names = append(names, step.Name)
 		}
 	case len(run.Status.Steps) > 0:
 		for _, st := range run.Status.Steps {
@@ -73,13 +70,12 @@ func (s *PodSource) Steps(ctx context.Context) ([]string, error) {
 
 // Open opens the log of step's container once it has started.
 func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.ReadCloser, error) {
-	container := stepContainerPrefix + step
 	for {
 		run, pod, err := s.read(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if pod != nil && containerStarted(pod, container) {
+		if container, ok := containerOf(pod, step); ok && containerStarted(pod, container) {
 			opts := &corev1.PodLogOptions{Container: container, Follow: follow}
 			return s.Pods.Pods(s.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
 		}
@@ -112,6 +108,20 @@ func (s *PodSource) read(ctx context.Context) (*v1beta1.TaskRun, *corev1.Pod, er
 		return nil, nil, err
 	}
 	return run, pod, nil
+}
+
+// containerOf returns the container of pod that runs step; false while
+// there is no Pod.
+func containerOf(pod *corev1.Pod, step string) (string, bool) {
+	if pod == nil {
+		return "", false
+	}
+	for _, s := range podnames.Steps(pod) {
+		if s.Name == step {
+			return s.Container, true
+		}
+	}
+	return podnames.StepContainer(step), true
 }
 
 // containerStarted reports whether the kubelet has started the container, so

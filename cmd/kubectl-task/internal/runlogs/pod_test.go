@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
+	"github.com/minitask-dev/minitask/internal/podnames"
 )
 
 const ns = "demo"
@@ -69,6 +71,23 @@ func pod(phase corev1.PodPhase, states ...corev1.ContainerState) *corev1.Pod {
 	return p
 }
 
+// longStep is a step name too long for its container name.
+var longStep = strings.Repeat("s", 63)
+
+// longNamedPod is r-pod whose second step has a name too long for its
+// container, which the controller records in an annotation.
+func longNamedPod(states ...corev1.ContainerState) *corev1.Pod {
+	p := pod(corev1.PodRunning, states...)
+	short := podnames.StepContainer(longStep)
+	p.Spec.Containers[0].Name = short
+	for i := range p.Status.ContainerStatuses {
+		p.Status.ContainerStatuses[i].Name = short
+	}
+	names, _ := podnames.StepNamesAnnotation([]string{"prepare", longStep})
+	p.Annotations = map[string]string{podnames.AnnotationStepNames: names}
+	return p
+}
+
 var (
 	waiting = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 	started = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
@@ -102,6 +121,10 @@ func TestPodSourceSteps(t *testing.T) {
 		"from the Pod": {
 			objs: []client.Object{task(), run(metav1.ConditionUnknown), pod(corev1.PodPending)},
 			want: []string{"prepare", "say"},
+		},
+		"from the Pod, a long step name from its annotation": {
+			objs: []client.Object{task(), run(metav1.ConditionUnknown), longNamedPod()},
+			want: []string{"prepare", longStep},
 		},
 		"from the status, the Pod gone": {
 			objs: []client.Object{run(metav1.ConditionFalse, v1beta1.StepState{Name: "a"}, v1beta1.StepState{Name: "b"})},
@@ -143,6 +166,11 @@ func TestPodSourceOpen(t *testing.T) {
 			objs: []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started)},
 			step: "prepare",
 			want: "log of step-prepare follow=false\n",
+		},
+		"a long-named step, from its shortened container": {
+			objs: []client.Object{run(metav1.ConditionUnknown), longNamedPod(ended, started)},
+			step: longStep,
+			want: "log of " + podnames.StepContainer(longStep) + " follow=false\n",
 		},
 		"a step still running, followed": {
 			objs:   []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started)},

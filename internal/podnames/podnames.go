@@ -1,0 +1,99 @@
+// Package podnames names what minitask creates for a TaskRun's Pod within
+// Kubernetes' length limits, and maps step containers back to their steps.
+// The controller, which names them, and kubectl task, which reads step logs,
+// share it so that the two can never disagree.
+package podnames
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+const (
+	// MaxLength is the limit of one DNS-1123 label: of a label value, a
+	// container name and a Pod's hostname.
+	MaxLength = 63
+
+	// StepContainerPrefix starts the container name of every step: step-NAME.
+	StepContainerPrefix = "step-"
+
+	// AnnotationStepNames is set on a Pod only when a step's name was too long
+	// for its container name: the JSON list of the Pod's step names, in the
+	// order of its init containers then its container.
+	AnnotationStepNames = "minitask.dev/step-names"
+
+	// hashLength is how many hex digits of a long name's SHA-256 keep
+	// shortened names apart: 40 bits, ample within one namespace or Pod.
+	hashLength = 10
+)
+
+// Bounded returns name+suffix, or, when that is longer than MaxLength, a
+// prefix of name, a hash of the whole name and suffix, so that two long names
+// that share a prefix still differ.
+func Bounded(name, suffix string) string {
+	return bounded(name, suffix, MaxLength)
+}
+
+func bounded(name, suffix string, limit int) string {
+	if len(name)+len(suffix) <= limit {
+		return name + suffix
+	}
+	sum := sha256.Sum256([]byte(name))
+	hash := hex.EncodeToString(sum[:])[:hashLength]
+	keep := limit - len(suffix) - len("-") - hashLength
+	// A DNS-1123 label may not end in "-" and a subdomain's labels may not
+	// end in ".", so the cut must not leave either before the hash.
+	prefix := strings.TrimRight(name[:keep], "-.")
+	return prefix + "-" + hash + suffix
+}
+
+// StepContainer returns the name of the container that runs step: step-NAME,
+// shortened with a hash when a step name of more than 58 characters (valid:
+// step names may have 63) would make it too long.
+func StepContainer(step string) string {
+	return StepContainerPrefix + bounded(step, "", MaxLength-len(StepContainerPrefix))
+}
+
+// StepNamesAnnotation returns the value of AnnotationStepNames for a Pod that
+// runs steps, and false when every step's container name holds the step's
+// whole name, so that no annotation is needed.
+func StepNamesAnnotation(steps []string) (string, bool) {
+	for _, s := range steps {
+		if StepContainer(s) != StepContainerPrefix+s {
+			names, _ := json.Marshal(steps) // a []string always marshals
+			return string(names), true
+		}
+	}
+	return "", false
+}
+
+// Steps returns, in order, the container of each step pod runs (its init
+// containers, then its container) and the step's name. A step's name is read
+// from AnnotationStepNames when the Pod has a valid one, else from its
+// container name; a Pod started by an earlier release may name its
+// containers otherwise, and their names are then reported as they are.
+func Steps(pod *corev1.Pod) []Step {
+	containers := make([]Step, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			containers = append(containers, Step{Name: strings.TrimPrefix(c.Name, StepContainerPrefix), Container: c.Name})
+		}
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(pod.Annotations[AnnotationStepNames]), &names); err == nil && len(names) == len(containers) {
+		for i := range containers {
+			containers[i].Name = names[i]
+		}
+	}
+	return containers
+}
+
+// Step is one step of a Pod: its name and the container that runs it.
+type Step struct {
+	Name      string
+	Container string
+}
