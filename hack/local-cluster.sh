@@ -65,6 +65,23 @@ kwokctl_() {
     NO_PROXY=127.0.0.1,localhost kwokctl --name "$name" "$@"
 }
 
+# step_logs_config FILE writes the kwok ClusterLogs that answers every
+# container's log request with hack/kwok/step.log: no container runs in the
+# local cluster, but the Pod logs API, kubectl logs and kubectl task logs
+# work end to end. kwok needs the file's absolute path, which differs per
+# checkout, so this is written at cluster creation.
+step_logs_config() {
+  cat > "$1" <<EOF
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: minitask-steps
+spec:
+  logs:
+  - logsFile: $repo/hack/kwok/step.log
+EOF
+}
+
 # port_free PORT: true when nothing listens on 127.0.0.1:PORT.
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -148,6 +165,8 @@ create() {
   log "Creating cluster \"$name\" (kwokctl, binary runtime)"
   local stages=() f
   for f in "$repo"/hack/kwok/stages/*.yaml; do stages+=(-c "$f"); done
+  step_logs_config "$state/kwok-logs.yaml"
+  stages+=(-c "$state/kwok-logs.yaml")
   (cd "$repo" && go run hack/webhook-cert.go "$state/certs")
   if ! kwokctl_ -c "$repo/hack/kwok/kwokctl.yaml" "${stages[@]}" create cluster \
       --kubeconfig="" \
@@ -162,7 +181,9 @@ create() {
   fi
   local kubeconfig=$state/kwok/clusters/$name/kubeconfig.yaml
   export KUBECONFIG=$kubeconfig
-  kwokctl_ scale node --replicas "${MINITASK_NODES:-3}" >> "$state/kwokctl.log" 2>&1 ||
+  # No addresses of kwokctl's (TEST-NET ones, where nothing answers): the
+  # node-initialize Stage gives each node 127.0.0.1, where kwok serves logs.
+  kwokctl_ scale node --replicas "${MINITASK_NODES:-3}" --param '.nodeIPs=[]' >> "$state/kwokctl.log" 2>&1 ||
     { cat "$state/kwokctl.log" >&2; die "kwokctl scale node failed"; }
 
   local etcd_port

@@ -76,8 +76,21 @@ func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.Read
 			return nil, err
 		}
 		if container, ok := containerOf(pod, step); ok && containerStarted(pod, container) {
-			opts := &corev1.PodLogOptions{Container: container, Follow: follow}
-			return s.Pods.Pods(s.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+			open := func(ctx context.Context, follow bool) (io.ReadCloser, error) {
+				opts := &corev1.PodLogOptions{Container: container, Follow: follow}
+				return s.Pods.Pods(s.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+			}
+			if !follow || containerEnded(pod, container) {
+				// An ended container's log is complete: nothing to follow.
+				return open(ctx, false)
+			}
+			return followUntilContainerEnds(ctx, s.PollInterval, open, func(ctx context.Context) (bool, error) {
+				_, pod, err := s.read(ctx)
+				if apierrors.IsNotFound(err) {
+					return true, nil
+				}
+				return err == nil && containerEnded(pod, container), err
+			})
 		}
 		if !follow || runstate.Finished(run) || podEnded(pod) {
 			return nil, ErrNotStarted
