@@ -312,7 +312,8 @@ The cluster "$name" and the manager keep running until Ctrl-C. In another shell:
 
   kubectl task list                                 # the plugin: runs, newest first
   kubectl task describe flaky-run                   # steps, exit codes, events
-  kubectl task start greet -p name=you --wait       # start a run and wait for it
+  kubectl task logs flaky-run                       # the steps' logs, in order (kwok's stand-in lines)
+  kubectl task start greet -p name=you --showlog    # start a run and follow its logs to its end
   kubectl task cancel RUN
 
 A step whose script ends with "exit N" fails with code N here, and "sleep N"

@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,30 +48,25 @@ func TestWebhookOutage(t *testing.T) {
 			len(tasks), len(runs), len(tasksBefore), len(runsBefore))
 	}
 	// Nor do v1beta1 TaskRun writes: no webhook looks at TaskRuns, and
-	// they are stored as v1beta1.
+	// they are stored as v1beta1. Task writes that leave the spec as it is
+	// skip the validating webhook (its match condition), so they work too.
 	create(t, c, newRun("during-outage", "hello").obj())
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"outage":"true"}}}`))
-	for _, name := range []string{"hello-1", "legacy-1"} {
-		run := &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		if err := c.client.Patch(ctx, run, label); err != nil {
-			t.Errorf("labelling TaskRun %s through v1beta1 during the outage: %v", name, err)
-		}
-		if runsBefore[name].Labels == nil {
-			runsBefore[name].Labels = map[string]string{}
-		}
-		runsBefore[name].Labels["outage"] = "true"
+	labelled := []client.Object{runsBefore["hello-1"], runsBefore["legacy-1"]}
+	for _, name := range slices.Sorted(maps.Keys(tasksBefore)) {
+		labelled = append(labelled, tasksBefore[name])
 	}
-	// Task writes that leave the spec as it is skip the validating webhook
-	// (its match condition), so they work too.
-	for name := range tasksBefore {
-		task := &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		if err := c.client.Patch(ctx, task, label); err != nil {
-			t.Errorf("labelling Task %s through v1beta1 during the outage: %v", name, err)
+	for _, before := range labelled {
+		obj := before.DeepCopyObject().(client.Object)
+		if err := c.client.Patch(ctx, obj, label); err != nil {
+			t.Errorf("labelling %T %s through v1beta1 during the outage: %v", obj, obj.GetName(), err)
 		}
-		if tasksBefore[name].Labels == nil {
-			tasksBefore[name].Labels = map[string]string{}
+		labels := before.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
 		}
-		tasksBefore[name].Labels["outage"] = "true"
+		labels["outage"] = "true"
+		before.SetLabels(labels)
 	}
 	// Task writes that set a spec are validated by the webhook, which fails
 	// closed: no spec that it has not checked is stored, valid as it may be.
