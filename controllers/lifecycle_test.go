@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -309,5 +311,38 @@ func TestDefaultTimeout(t *testing.T) {
 	}
 	if got := metricValue(t, "minitask_taskruns_total", "TaskRunTimeout") - timedOutBefore; got != 1 {
 		t.Errorf("minitask_taskruns_total{reason=TaskRunTimeout} grew by %v, want 1", got)
+	}
+}
+
+// TestPodForbiddenByAdmission creates a run in a namespace whose Pod
+// Security level its Pod breaks: admission forbids the Pod every time, so
+// the run ends PodFailed with the API's message, after at most 3 attempts.
+func TestPodForbiddenByAdmission(t *testing.T) {
+	h := newHarness(t)
+	ns := &corev1.Namespace{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: h.ns}, ns); err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+	if err := env.Client.Update(context.Background(), ns); err != nil {
+		t.Fatalf("labelling namespace %s restricted: %v", h.ns, err)
+	}
+	h.startController(t, time.Hour)
+	h.create(t, twoSteps("forbidden"), wrappers.TaskRun("", "forbidden", "forbidden").Obj())
+
+	var got condition
+	testenv.Eventually(t, func() (bool, string) {
+		got = succeededCondition(h.run(t, "forbidden"))
+		return got.Status == metav1.ConditionFalse, fmt.Sprintf("%+v", got)
+	}, "TaskRun forbidden to fail")
+	wantPrefix := `the API server rejected the Pod: pods "forbidden-pod" is forbidden: violates PodSecurity "restricted:latest"`
+	if got.Reason != v1beta1.ReasonPodFailed || !strings.HasPrefix(got.Message, wantPrefix) {
+		t.Errorf("condition %+v, want PodFailed with a message starting %q", got, wantPrefix)
+	}
+	if n := len(h.writes.of("forbidden-pod")); n > 3 {
+		t.Errorf("the controller tried %d times to create a Pod that admission forbids, want at most 3", n)
 	}
 }

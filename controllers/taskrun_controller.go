@@ -66,7 +66,7 @@ type TaskRunReconciler struct {
 // OwnerReferencesPermissionEnforcement admission plugin is on.
 //
 // +kubebuilder:rbac:groups=minitask.dev,resources=taskruns,verbs=get;list;watch
-// +kubebuilder:rbac:groups=minitask.dev,resources=taskruns/status,verbs=get;patch
+// +kubebuilder:rbac:groups=minitask.dev,resources=taskruns/status,verbs=patch
 // +kubebuilder:rbac:groups=minitask.dev,resources=taskruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=minitask.dev,resources=tasks,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch;delete

@@ -284,10 +284,10 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 			s.outcome = podInTheWay(s.run, s.otherPod)
 		}
 		return nil
-	case apierrors.IsInvalid(err):
+	case rejectedForGood(err):
 		// The API server will reject this Pod every time: retrying would only
-		// storm it. Its message says which field, e.g. an image that a param
-		// made invalid.
+		// storm it. Its message says why, e.g. an image that a param made
+		// invalid, or the namespace's Pod Security level.
 		s.outcome = podRejected(err)
 		return nil
 	default:
