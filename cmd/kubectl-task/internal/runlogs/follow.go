@@ -161,12 +161,6 @@ func containerEnded(pod *corev1.Pod, name string) bool {
 	if pod == nil || podEnded(pod) {
 		return true
 	}
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, cs := range list {
-			if cs.Name == name {
-				return cs.State.Terminated != nil
-			}
-		}
-	}
-	return false
+	cs := containerStatus(pod, name)
+	return cs != nil && cs.State.Terminated != nil
 }

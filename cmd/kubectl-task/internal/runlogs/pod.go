@@ -140,14 +140,21 @@ func containerOf(pod *corev1.Pod, step string) (string, bool) {
 // containerStarted reports whether the kubelet has started the container, so
 // that it has a log to read.
 func containerStarted(pod *corev1.Pod, name string) bool {
+	cs := containerStatus(pod, name)
+	return cs != nil && (cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil)
+}
+
+// containerStatus returns the status of pod's container named name, nil
+// before the kubelet has reported one.
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, cs := range list {
-			if cs.Name == name {
-				return cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
 			}
 		}
 	}
-	return false
+	return nil
 }
 
 func podEnded(pod *corev1.Pod) bool {
