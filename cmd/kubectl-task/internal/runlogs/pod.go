@@ -124,7 +124,7 @@ func (s *PodSource) read(ctx context.Context) (*v1beta1.TaskRun, *corev1.Pod, er
 }
 
 // containerOf returns the container of pod that runs step; false while
-// there is no Pod.
+// there is no Pod, or it runs no such step.
 func containerOf(pod *corev1.Pod, step string) (string, bool) {
 	if pod == nil {
 		return "", false
@@ -134,7 +134,7 @@ func containerOf(pod *corev1.Pod, step string) (string, bool) {
 			return s.Container, true
 		}
 	}
-	return podnames.StepContainer(step), true
+	return "", false
 }
 
 // containerStarted reports whether the kubelet has started the container, so
