@@ -68,8 +68,15 @@ test-e2e: build ## Run the end-to-end tests (test/e2e): each on a local cluster 
 	@$(TOOLS) kubernetes etcd kwok
 	go test -tags e2e ./test/e2e/... -v -count=1 -timeout 30m $(GOTESTFLAGS)
 
+# The frozen releases the API must stay compatible with, oldest first.
+FROZEN_RELEASES := test/e2e/testdata/first-release-crds.yaml,test/e2e/testdata/release-2-crds.yaml
+
+.PHONY: verify-api
+verify-api: manifests ## Fail on a CRD change that would break a stored object or a client of a frozen release.
+	go run ./hack/verify-api -crds config/crd/bases -releases $(FROZEN_RELEASES) -exceptions hack/api-compat-exceptions.yaml
+
 .PHONY: verify
-verify: manifests generate fmt vet ## Regenerate everything and fail if that changed any file.
+verify: manifests generate fmt vet verify-api ## Regenerate everything and fail if that changed any file.
 	go mod tidy
 	@$(TOOLS) kubernetes
 	$(KUBECTL) kustomize config/default > /dev/null
