@@ -54,9 +54,14 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: ## Run golangci-lint.
+lint: lint-api ## Run golangci-lint and the Kubernetes API linter.
 	@$(TOOLS) golangci-lint
 	$(GOLANGCI_LINT) run --build-tags e2e ./...
+
+.PHONY: lint-api
+lint-api: ## Run the Kubernetes API linter (sigs.k8s.io/kube-api-linter) over apis/.
+	@$(TOOLS) kube-api-linter
+	$(TOOLS_BIN)/golangci-lint-kube-api-linter run --config .golangci-kal.yml ./apis/...
 
 .PHONY: test
 test: manifests generate ## Run unit and envtest tests against a real kube-apiserver and etcd.

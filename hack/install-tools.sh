@@ -6,7 +6,8 @@
 #
 #   hack/install-tools.sh                 build whatever is missing (idempotent)
 #   hack/install-tools.sh COMPONENT...    only these: kubernetes etcd kwok
-#                                         golangci-lint controller-gen
+#                                         golangci-lint kube-api-linter
+#                                         controller-gen
 #   hack/install-tools.sh --print KEY     print a path: assets | bin
 #
 # Layout under ${MINITASK_CACHE:-~/.cache/minitask}:
@@ -15,6 +16,8 @@
 #   kwok-<v>/         kwok kwokctl
 #   controller-gen-<v>/ controller-gen
 #   golangci-lint-<v>/  golangci-lint
+#   kube-api-linter-<v>/ golangci-lint-kube-api-linter (golangci-lint with
+#                     the Kubernetes API linter built in)
 #   assets-<k8s>-<etcd>/  symlinks for envtest's KUBEBUILDER_ASSETS
 #   bin/              symlinks to all of the above (put on PATH)
 set -euo pipefail
@@ -143,6 +146,12 @@ build_golangci_lint() {
 }
 
 # link FILE...: expose FILEs in $bin_dir, the one directory callers put on PATH.
+build_kube_api_linter() {
+  local dir=$cache/kube-api-linter-$KUBE_API_LINTER_VERSION
+  go_install "$dir" "$KUBE_API_LINTER_VERSION" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter
+  link "$dir"/*
+}
+
 link() {
   mkdir -p "$bin_dir"
   for f in "$@"; do ln -sfn "$f" "$bin_dir/$(basename "$f")"; done
@@ -150,13 +159,14 @@ link() {
 
 mkdir -p "$cache"
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kubernetes etcd kwok golangci-lint controller-gen)
+[ ${#components[@]} -gt 0 ] || components=(kubernetes etcd kwok golangci-lint kube-api-linter controller-gen)
 for c in "${components[@]}"; do
   case "$c" in
     kubernetes) build_kubernetes; link "$kube_dir"/* ;;
     etcd) build_etcd; link "$etcd_dir/etcd" ;;
     kwok) build_kwok ;;
     golangci-lint) build_golangci_lint ;;
+    kube-api-linter) build_kube_api_linter ;;
     controller-gen) link "$(build_controller_gen)/controller-gen" ;;
     *) echo "install-tools: unknown component $c" >&2; exit 2 ;;
   esac
