@@ -19,6 +19,8 @@ type validationCase struct {
 	status bool
 	// field is the path the API server's message must name.
 	field string
+	// also is more the message must say, such as the limit; optional.
+	also string
 }
 
 func TestAPIServerRejectsInvalidObjects(t *testing.T) {
@@ -34,6 +36,9 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 	for i := range 51 {
 		manySteps += "  - {name: s" + itoa(i) + ", image: alpine}\n"
 	}
+
+	const lowercaseTime = "2024-05-01t10:00:00z"
+	big := func(n int) string { return strings.Repeat("x", n) }
 
 	cases := map[string]validationCase{
 		"v1alpha1 Task with an empty steps list": {
@@ -82,6 +87,46 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			obj:  betaRun + "spec: {taskRef: {name: a}, params: [{name: p, value: y}]}", field: "spec.params"},
 		"v1beta1 TaskRun adding a timeout after creation": {
 			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}, timeout: 1h}", field: "spec.timeout"},
+		// Times the date-time format lets through but metav1.Time cannot decode.
+		"v1alpha1 TaskRun status with a lower-case startTime": {
+			base: alphaRun + "spec: {taskRef: a}", obj: alphaRun + "spec: {taskRef: a}\nstatus: {startTime: " + lowercaseTime + "}",
+			status: true, field: "status.startTime"},
+		"v1alpha1 TaskRun status with a lower-case finishTime": {
+			base: alphaRun + "spec: {taskRef: a}", obj: alphaRun + "spec: {taskRef: a}\nstatus: {finishTime: " + lowercaseTime + "}",
+			status: true, field: "status.finishTime"},
+		"v1beta1 TaskRun status with a lower-case startTime": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {startTime: " + lowercaseTime + "}",
+			status: true, field: "status.startTime"},
+		"v1beta1 TaskRun status with a lower-case completionTime": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {completionTime: " + lowercaseTime + "}",
+			status: true, field: "status.completionTime"},
+		"v1beta1 TaskRun status with a lower-case step startedAt": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, startedAt: " + lowercaseTime + "}]}",
+			status: true, field: "status.steps[0].startedAt"},
+		"v1beta1 TaskRun status with a lower-case step finishedAt": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, finishedAt: " + lowercaseTime + "}]}",
+			status: true, field: "status.steps[0].finishedAt"},
+		"v1beta1 TaskRun status with a lower-case condition lastTransitionTime": {
+			base: betaRun + "spec: {taskRef: {name: a}}",
+			obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {conditions: [{type: Succeeded, status: 'True', reason: Succeeded, message: '', " +
+				"lastTransitionTime: " + lowercaseTime + "}]}",
+			status: true, field: "status.conditions", also: "lastTransitionTime must be an RFC 3339 time"},
+		// The Limits of API.md, each named with its limit.
+		"v1alpha1 Task with a script over 64 KiB": {
+			obj: alphaTask + "spec:\n  steps: [{name: a, image: alpine, script: " + big(65537) + "}]", field: "spec.steps[0].script", also: "65536"},
+		"v1beta1 Task with a script over 64 KiB": {
+			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, script: " + big(65537) + "}]", field: "spec.steps[0].script", also: "65536"},
+		"v1beta1 Task with a description over 4 KiB": {
+			obj: betaTask + "spec:\n  description: " + big(4097) + "\n" + oneStep, field: "spec.description", also: "4096"},
+		"v1beta1 Task with a param description over 4 KiB": {
+			obj: betaTask + "spec:\n  params: [{name: p, description: " + big(4097) + "}]\n" + oneStep, field: "spec.params[0].description", also: "4096"},
+		"v1beta1 Task with a param default over 64 KiB": {
+			obj: betaTask + "spec:\n  params: [{name: p, default: " + big(65537) + "}]\n" + oneStep, field: "spec.params[0].default", also: "65536"},
+		"v1beta1 TaskRun with a param value over 64 KiB": {
+			obj: betaRun + "spec: {taskRef: {name: a}, params: [{name: p, value: " + big(65537) + "}]}", field: "spec.params[0].value", also: "65536"},
+		"v1beta1 TaskRun changing its timeout's value after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, timeout: 10m}", obj: betaRun + "spec: {taskRef: {name: a}, timeout: 11m}",
+			field: "spec.timeout", also: "timeout is immutable"},
 		"v1beta1 TaskRun status with an unknown step state": {
 			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, state: Sleeping}]}",
 			status: true, field: "status.steps[0].state"},
@@ -116,6 +161,9 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.field) {
 				t.Errorf("error does not name the field %q: %v", tc.field, err)
 			}
+			if !strings.Contains(err.Error(), tc.also) {
+				t.Errorf("error does not say %q: %.2000v", tc.also, err)
+			}
 		})
 	}
 }
@@ -134,6 +182,27 @@ func TestAPIServerAllowsCancellingARun(t *testing.T) {
 	}
 	if err := env.Client.Update(ctx, run); err != nil {
 		t.Fatalf("setting spec.status: Cancelled was rejected: %v", err)
+	}
+}
+
+// TestAPIServerComparesTimeoutsByValue: a timeout written another way is
+// the same timeout, so rewriting 10m as 10m0s (as conversion once did) or
+// as 600s is no change the immutability rule refuses.
+func TestAPIServerComparesTimeoutsByValue(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	run := mustUnstructured(t, "apiVersion: minitask.dev/v1beta1\nkind: TaskRun\nmetadata: {name: r}\n"+
+		"spec: {taskRef: {name: a}, timeout: 10m}", ns)
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatalf("creating run: %v", err)
+	}
+	for _, text := range []string{"10m0s", "600s", "10m"} {
+		if err := unstructured.SetNestedField(run.Object, text, "spec", "timeout"); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Update(ctx, run); err != nil {
+			t.Errorf("rewriting timeout 10m as %s was rejected: %v", text, err)
+		}
 	}
 }
 

@@ -31,6 +31,7 @@ type Step struct {
 
 	// Script is run as /bin/sh -c SCRIPT; empty runs the image's entrypoint.
 	// +optional
+	// +kubebuilder:validation:MaxLength=65536
 	Script string `json:"script,omitempty"`
 }
 

@@ -28,7 +28,9 @@ const (
 	TaskRunPhaseFailed    TaskRunPhase = "Failed"
 )
 
-// TaskRunStatus is the observed state of a TaskRun.
+// TaskRunStatus is the observed state of a TaskRun. Its times are RFC 3339
+// with an upper-case T and Z, such as 2024-05-01T10:00:00Z (see
+// docs/conversion.md, "Malformed times").
 type TaskRunStatus struct {
 	// Phase summarises the run.
 	// +optional
@@ -40,10 +42,16 @@ type TaskRunStatus struct {
 
 	// StartTime is when the run started.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 
 	// FinishTime is when the run finished.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
 	FinishTime *metav1.Time `json:"finishTime,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 type TaskSpec struct {
 	// Description says what the Task does.
 	// +optional
+	// +kubebuilder:validation:MaxLength=4096
 	Description string `json:"description,omitempty"`
 
 	// Params are the values a TaskRun may, or must, give.
@@ -38,10 +39,12 @@ type ParamSpec struct {
 
 	// Description says what the param is for.
 	// +optional
+	// +kubebuilder:validation:MaxLength=4096
 	Description string `json:"description,omitempty"`
 
 	// Default is used when a run gives no value; absent means a run must give one.
 	// +optional
+	// +kubebuilder:validation:MaxLength=65536
 	Default *string `json:"default,omitempty"`
 }
 
@@ -62,6 +65,7 @@ type Step struct {
 	// Script is run as /bin/sh -c SCRIPT; empty runs the image's entrypoint.
 	// It may use $(params.NAME).
 	// +optional
+	// +kubebuilder:validation:MaxLength=65536
 	Script string `json:"script,omitempty"`
 }
 

@@ -5,11 +5,12 @@ import (
 )
 
 // TaskRunSpec says which Task to run and how. Only Status may change after
-// creation; the API server enforces that.
+// creation; the API server enforces that. Timeouts are compared by value, so
+// that 10m and 10m0s are the same timeout.
 //
 // +kubebuilder:validation:XValidation:rule="self.taskRef == oldSelf.taskRef",message="taskRef is immutable",fieldPath=".taskRef"
 // +kubebuilder:validation:XValidation:rule="has(self.params) == has(oldSelf.params) && (!has(self.params) || self.params == oldSelf.params)",message="params are immutable",fieldPath=".params"
-// +kubebuilder:validation:XValidation:rule="has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || self.timeout == oldSelf.timeout)",message="timeout is immutable",fieldPath=".timeout"
+// +kubebuilder:validation:XValidation:rule="has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="timeout is immutable",fieldPath=".timeout"
 type TaskRunSpec struct {
 	// TaskRef names the Task to run.
 	// +required
@@ -29,7 +30,7 @@ type TaskRunSpec struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^-?([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="timeout must not be negative"
-	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	Timeout *Duration `json:"timeout,omitempty"`
 
 	// Status asks the controller to cancel the run when set to Cancelled.
 	// +optional
@@ -56,6 +57,7 @@ type Param struct {
 
 	// Value replaces $(params.NAME) in the Task's steps.
 	// +required
+	// +kubebuilder:validation:MaxLength=65536
 	Value string `json:"value"`
 }
 
@@ -66,12 +68,16 @@ type TaskRunSpecStatus string
 // TaskRunSpecStatusCancelled asks the controller to stop the run.
 const TaskRunSpecStatusCancelled TaskRunSpecStatus = "Cancelled"
 
-// TaskRunStatus is the observed state of a TaskRun.
+// TaskRunStatus is the observed state of a TaskRun. Its times are RFC 3339
+// with an upper-case T and Z, such as 2024-05-01T10:00:00Z (see
+// docs/conversion.md, "Malformed times").
 type TaskRunStatus struct {
-	// Conditions hold the Succeeded condition, the run's summary.
+	// Conditions hold the Succeeded condition, the run's summary. Each
+	// lastTransitionTime is an RFC 3339 time with an upper-case T and Z.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.lastTransitionTime >= timestamp('0001-01-01T00:00:00Z'))",message="lastTransitionTime must be an RFC 3339 time such as 2024-05-01T10:00:00Z"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// PodName is the Pod that runs the steps.
@@ -80,10 +86,16 @@ type TaskRunStatus struct {
 
 	// StartTime is when the run started; the timeout counts from it.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 
 	// CompletionTime is when the run finished.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
 	// Steps report each step's state, in the Task's order.
@@ -124,10 +136,16 @@ type StepState struct {
 
 	// StartedAt is when the step's container started.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 
 	// FinishedAt is when the step's container finished.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }
 

@@ -53,7 +53,7 @@ func BenchmarkStorageMigration(b *testing.B) {
 					Steps:  []v1beta1.Step{{Name: "build", Image: "golang:1.26", Script: "make $(params.target)"}}}}
 		}
 		return &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: name}, Timeout: &metav1.Duration{Duration: time.Hour}}}
+			Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: name}, Timeout: &v1beta1.Duration{Duration: time.Hour}}}
 	})
 	b.Logf("created %d objects stored as v1alpha1 in %v", 2*perKind, time.Since(start).Round(time.Millisecond))
 	setStorageVersion(b, "v1beta1")

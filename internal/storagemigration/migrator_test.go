@@ -36,7 +36,7 @@ func TestMigratorRewritesObjectsStoredInV1alpha1(t *testing.T) {
 	setStorageVersion(t, "v1alpha1")
 	ns := env.Namespace(t)
 	const n = 12
-	timeout := &metav1.Duration{Duration: time.Minute}
+	timeout := &v1beta1.Duration{Duration: time.Minute}
 	for i := range n {
 		name := fmt.Sprintf("obj-%02d", i)
 		task := &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},

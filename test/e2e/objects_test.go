@@ -54,7 +54,7 @@ func (b *runBuilder) param(name, value string) *runBuilder {
 }
 
 func (b *runBuilder) timeout(d time.Duration) *runBuilder {
-	b.run.Spec.Timeout = &metav1.Duration{Duration: d}
+	b.run.Spec.Timeout = &v1beta1.Duration{Duration: d}
 	return b
 }
 

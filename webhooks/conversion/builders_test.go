@@ -1,6 +1,9 @@
 package conversion
 
 import (
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,7 +159,13 @@ func (b *hubRunBuilder) Params(params ...v1beta1.Param) *hubRunBuilder {
 }
 
 func (b *hubRunBuilder) Timeout(d time.Duration) *hubRunBuilder {
-	b.obj.Spec.Timeout = &metav1.Duration{Duration: d}
+	b.obj.Spec.Timeout = v1beta1.NewDuration(d)
+	return b
+}
+
+// TimeoutText sets spec.timeout as a client would write it, e.g. 10m.
+func (b *hubRunBuilder) TimeoutText(text string) *hubRunBuilder {
+	b.obj.Spec.Timeout = durationText(text)
 	return b
 }
 
@@ -256,4 +265,14 @@ func (b *spokeRunBuilder) Stash(lostJSON string) *spokeRunBuilder {
 
 func (b *spokeRunBuilder) Obj() *v1alpha1.TaskRun {
 	return &b.obj
+}
+
+// durationText is a Duration decoded from text, as the API server's JSON
+// gives it: it keeps the text.
+func durationText(text string) *v1beta1.Duration {
+	d := &v1beta1.Duration{}
+	if err := json.Unmarshal([]byte(strconv.Quote(text)), d); err != nil {
+		panic(fmt.Sprintf("duration %q: %v", text, err))
+	}
+	return d
 }

@@ -113,7 +113,7 @@ func testKeepsV1beta1FieldsThroughV1alpha1Update(t *testing.T) {
 		Spec: v1beta1.TaskRunSpec{
 			TaskRef: v1beta1.TaskRef{Name: "greet"},
 			Params:  []v1beta1.Param{{Name: "greeting", Value: "hi"}, {Name: "name", Value: "world"}},
-			Timeout: &metav1.Duration{Duration: 90 * time.Minute},
+			Timeout: v1beta1.NewDuration(90 * time.Minute),
 			Status:  v1beta1.TaskRunSpecStatusCancelled,
 		},
 	}

@@ -274,14 +274,19 @@ func ltt(run *v1beta1.TaskRun) metav1.Time {
 	}
 }
 
-func (g *objectGenerator) timeout() *metav1.Duration {
-	switch g.intn(4) {
+// timeout is absent, set from Go (written canonically), or written by hand
+// in one of the ways Go parses that is not canonical: those must keep their
+// text through conversion.
+func (g *objectGenerator) timeout() *v1beta1.Duration {
+	switch g.intn(5) {
 	case 0, 1:
 		return nil
 	case 2:
-		return &metav1.Duration{Duration: time.Duration(g.r.Int64N(48)) * time.Hour / 2}
+		return v1beta1.NewDuration(time.Duration(g.r.Int64N(48)) * time.Hour / 2)
+	case 3:
+		return durationText(pick(g, "10m", "1h30m", "90s", "0", "0s", "1.5h", "2h0m", "1h0m0s", "500ms", "3600s", "1h1m1s1ms"))
 	}
-	return &metav1.Duration{Duration: time.Duration(g.r.Int64N(int64(100 * time.Hour)))}
+	return v1beta1.NewDuration(time.Duration(g.r.Int64N(int64(100 * time.Hour))))
 }
 
 func (g *objectGenerator) stepState(name string) v1beta1.StepState {

@@ -19,7 +19,7 @@ type taskRunLostFields struct {
 
 type taskRunSpecLostFields struct {
 	Params  []v1beta1.Param           `json:"params,omitempty"`
-	Timeout *metav1.Duration          `json:"timeout,omitempty"`
+	Timeout *v1beta1.Duration         `json:"timeout,omitempty"`
 	Status  v1beta1.TaskRunSpecStatus `json:"status,omitempty"`
 }
 

@@ -61,7 +61,7 @@ func (w *TaskRunWrapper) Param(name, value string) *TaskRunWrapper {
 
 // Timeout sets spec.timeout.
 func (w *TaskRunWrapper) Timeout(d time.Duration) *TaskRunWrapper {
-	w.Spec.Timeout = &metav1.Duration{Duration: d}
+	w.Spec.Timeout = &v1beta1.Duration{Duration: d}
 	return w
 }
 

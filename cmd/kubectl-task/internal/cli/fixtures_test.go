@@ -41,7 +41,7 @@ func (h *harness) history(t *testing.T) {
 	}
 
 	failed := newRun("greet-failed", "greet", v1beta1.Param{Name: "greeting", Value: "hi"})
-	failed.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Minute}
+	failed.Spec.Timeout = &v1beta1.Duration{Duration: 10 * time.Minute}
 	h.create(t, greetTask("greet"), greetTask("quiet"),
 		newRun("greet-old", "greet", v1beta1.Param{Name: "greeting", Value: "hello"}, v1beta1.Param{Name: "name", Value: "you"}),
 		failed,

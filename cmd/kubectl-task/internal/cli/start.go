@@ -69,13 +69,13 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if f.name != "" && f.generateName {
 		return usageErrorf(cmd, "give --name or --generate-name, not both")
 	}
-	var timeout *metav1.Duration
+	var timeout *v1beta1.Duration
 	if cmd.Flags().Changed("timeout") {
 		d, err := time.ParseDuration(f.timeout)
 		if err != nil || d < 0 {
 			return usageErrorf(cmd, "--timeout %q is not a duration such as 10m or 1h30m (0s means no limit)", f.timeout)
 		}
-		timeout = &metav1.Duration{Duration: d}
+		timeout = &v1beta1.Duration{Duration: d}
 	}
 
 	c, ns, err := p.connect()

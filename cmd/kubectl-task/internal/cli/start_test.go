@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testenv"
@@ -31,7 +30,7 @@ func TestStart(t *testing.T) {
 		wantSpec := v1beta1.TaskRunSpec{
 			TaskRef: v1beta1.TaskRef{Name: "greet"},
 			Params:  []v1beta1.Param{{Name: "greeting", Value: "hi"}},
-			Timeout: &metav1.Duration{Duration: 10 * time.Minute},
+			Timeout: &v1beta1.Duration{Duration: 10 * time.Minute},
 		}
 		if diff := cmp.Diff(wantSpec, h.run(t, "greet-1").Spec); diff != "" {
 			t.Errorf("TaskRun spec (-want +got):\n%s", diff)
