@@ -167,7 +167,8 @@ func run(o options) error {
 	}
 
 	if o.storageMigration {
-		m := &storagemigration.Migrator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}
+		m := &storagemigration.Migrator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(),
+			Recorder: mgr.GetEventRecorder("minitask-storage-migration")}
 		if err := mgr.Add(m); err != nil {
 			return err
 		}

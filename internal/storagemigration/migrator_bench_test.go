@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -35,11 +34,7 @@ func BenchmarkStorageMigration(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{env.EtcdEndpoint}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer etcd.Close()
+	etcd := etcdClient(b)
 
 	setStorageVersion(b, "v1alpha1")
 	ns := env.Namespace(b)

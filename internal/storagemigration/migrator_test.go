@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,11 +28,7 @@ func TestMain(m *testing.M) { testenv.Run(m, &env) }
 // upgrade does, and checks in etcd itself that the migration rewrote them all.
 func TestMigratorRewritesObjectsStoredInV1alpha1(t *testing.T) {
 	ctx := context.Background()
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{env.EtcdEndpoint}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("connecting to etcd: %v", err)
-	}
-	defer etcd.Close()
+	etcd := etcdClient(t)
 
 	setStorageVersion(t, "v1alpha1")
 	ns := env.Namespace(t)
@@ -100,11 +97,7 @@ func setStorageVersion(t testing.TB, version string) {
 			t.Fatalf("making %s the storage version of %s: %v", version, name, err)
 		}
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{env.EtcdEndpoint}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
+	etcd := etcdClient(t)
 	ns := env.Namespace(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for i := 0; ; i++ {
@@ -132,13 +125,37 @@ func storedVersions(t testing.TB, name string) []string {
 	return crd.Status.StoredVersions
 }
 
+// etcdClient connects to the test etcd, for checks of what is stored, until
+// the test ends.
+func etcdClient(t testing.TB) *clientv3.Client {
+	t.Helper()
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{env.EtcdEndpoint}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("connecting to etcd: %v", err)
+	}
+	t.Cleanup(func() { _ = etcd.Close() })
+	return etcd
+}
+
 // storedAPIVersions counts the minitask objects of namespace ns in etcd by the
 // apiVersion they are encoded in.
 func storedAPIVersions(t testing.TB, etcd *clientv3.Client, ns string) map[string]int {
 	t.Helper()
 	got := map[string]int{}
+	for _, version := range storedAPIVersionOf(t, etcd, ns) {
+		got[version]++
+	}
+	return got
+}
+
+// storedAPIVersionOf returns the apiVersion each minitask object of namespace
+// ns is encoded in, in etcd, by "RESOURCE/NAME".
+func storedAPIVersionOf(t testing.TB, etcd *clientv3.Client, ns string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
 	for _, resource := range []string{"tasks", "taskruns"} {
-		resp, err := etcd.Get(context.Background(), "/registry/minitask.dev/"+resource+"/"+ns+"/", clientv3.WithPrefix())
+		prefix := "/registry/minitask.dev/" + resource + "/" + ns + "/"
+		resp, err := etcd.Get(context.Background(), prefix, clientv3.WithPrefix())
 		if err != nil {
 			t.Fatalf("reading etcd: %v", err)
 		}
@@ -149,7 +166,7 @@ func storedAPIVersions(t testing.TB, etcd *clientv3.Client, ns string) map[strin
 			if err := json.Unmarshal(kv.Value, &obj); err != nil {
 				t.Fatalf("decoding %s: %v", kv.Key, err)
 			}
-			got[obj.APIVersion]++
+			got[resource+"/"+strings.TrimPrefix(string(kv.Key), prefix)] = obj.APIVersion
 		}
 	}
 	return got
