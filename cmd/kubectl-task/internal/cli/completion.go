@@ -96,7 +96,7 @@ func (p *plugin) completeSteps(cmd *cobra.Command, args []string, toComplete str
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	return p.completeNames(cmd, toComplete, func(ctx context.Context, _ client.Client, ns string) ([]string, error) {
-		return p.LogSource(p.clients, ns, args[0]).Steps(ctx)
+		return p.LogSource(p.clients, ns, args[0]).Steps(ctx, false)
 	})
 }
 

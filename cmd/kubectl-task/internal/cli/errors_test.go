@@ -204,6 +204,6 @@ current-context: c
 // panickingLogs is a log source with a bug.
 type panickingLogs struct{}
 
-func (panickingLogs) Steps(context.Context) ([]string, error) { panic("a bug") }
+func (panickingLogs) Steps(context.Context, bool) ([]string, error) { panic("a bug") }
 
 func (panickingLogs) Open(context.Context, string, bool) (io.ReadCloser, error) { panic("a bug") }

@@ -18,7 +18,8 @@ func (p *plugin) newLogsCommand() *cobra.Command {
 		Short: "Print the logs of a run's steps, in order",
 		Long: `Print the logs of a run's steps, one step after another in the Task's order,
 each line prefixed with [STEP]. Steps that have not started yet are not shown;
-with -f, logs waits for each step in turn and follows it until the run finishes.`,
+with -f, logs waits for each step in turn (and, for a run waiting for its Task,
+for the Task) and follows it until the run finishes.`,
 		Example: `  # Print what the run's steps have written so far
   kubectl task logs greet-x7k2p
 
@@ -53,7 +54,7 @@ func (p *plugin) runLogs(cmd *cobra.Command, name string, o runlogs.Options) err
 	if err != nil {
 		return clusterError(err, c.Host)
 	}
-	if printed > 0 || o.Follow {
+	if printed > 0 {
 		return nil
 	}
 	// Nothing to show: say why, on stderr, so that stdout stays the logs.
@@ -61,10 +62,12 @@ func (p *plugin) runLogs(cmd *cobra.Command, name string, o runlogs.Options) err
 	if err != nil {
 		return err
 	}
-	if runstate.Finished(run) {
+	switch {
+	case runstate.Finished(run):
+		// Followed too: a run can end waiting for its Task, say.
 		fmt.Fprintf(p.Streams.ErrOut, "TaskRun %s ran no step: %s; see kubectl task describe %s -n %s\n", name, runstate.Summary(run), name, ns)
-		return nil
+	case !o.Follow:
+		fmt.Fprintf(p.Streams.ErrOut, "TaskRun %s has not started a step yet; follow it with: kubectl task logs %s -f -n %s\n", name, name, ns)
 	}
-	fmt.Fprintf(p.Streams.ErrOut, "TaskRun %s has not started a step yet; follow it with: kubectl task logs %s -f -n %s\n", name, name, ns)
 	return nil
 }

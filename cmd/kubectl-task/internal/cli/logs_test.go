@@ -3,6 +3,7 @@ package cli_test
 import (
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,4 +73,38 @@ func TestLogs(t *testing.T) {
 
 func regexpMatch(pattern, s string) bool {
 	return regexp.MustCompile(pattern).MatchString(s)
+}
+
+// TestLogsFollowWaitsForTheTask follows a run that waits for its Task: logs
+// -f waits with it, through the Task's arrival, until the run has a step to
+// show or ends.
+func TestLogsFollowWaitsForTheTask(t *testing.T) {
+	h := newHarness(t)
+	h.create(t, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "early"}, Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "later"}}})
+	waiting := func(reason v1beta1.TaskRunReason, status metav1.ConditionStatus) v1beta1.TaskRunStatus {
+		return v1beta1.TaskRunStatus{StartTime: &metav1.Time{Time: h.now}, Conditions: []metav1.Condition{{
+			Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason),
+			Message: "waiting for Task \"later\", which does not exist", LastTransitionTime: metav1.NewTime(h.now),
+		}}}
+	}
+	h.setRunStatus(t, "early", waiting(v1beta1.ReasonWaitingForTask, metav1.ConditionUnknown))
+
+	done := h.startAsync(t, "logs", "early", "-f")
+	stillWaiting := func(what string) {
+		t.Helper()
+		select {
+		case got := <-done:
+			t.Fatalf("logs -f returned %+v %s", got, what)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	stillWaiting("while the run waits for its Task")
+	h.create(t, greetTask("later"))
+	stillWaiting("once the Task exists, before its first step has started")
+
+	h.setRunStatus(t, "early", waiting(v1beta1.ReasonTimeout, metav1.ConditionFalse))
+	want := result{Stderr: "TaskRun early ran no step: Failed(TaskRunTimeout); see kubectl task describe early -n NS\n"}
+	if diff := cmp.Diff(want, <-done); diff != "" {
+		t.Errorf("logs -f (-want +got):\n%s", diff)
+	}
 }

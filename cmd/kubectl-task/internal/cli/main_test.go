@@ -86,7 +86,9 @@ func (h *harness) execute(t *testing.T, args []string) result {
 // the test Task; a step with no log has not started.
 type cannedLogs map[string]string
 
-func (c cannedLogs) Steps(context.Context) ([]string, error) { return []string{"prepare", "say"}, nil }
+func (c cannedLogs) Steps(context.Context, bool) ([]string, error) {
+	return []string{"prepare", "say"}, nil
+}
 
 func (c cannedLogs) Open(_ context.Context, step string, _ bool) (io.ReadCloser, error) {
 	log, ok := c[step]

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,11 +35,25 @@ var _ Source = (*PodSource)(nil)
 
 // Steps returns the steps in the order the run's Pod runs them; before there
 // is a Pod, in the order of the run's status, else of its Task; none while
-// the Task does not exist.
-func (s *PodSource) Steps(ctx context.Context) ([]string, error) {
+// the Task does not exist. With follow, a run waiting for its Task is waited
+// for too, as the controller does, until the Task appears or the run ends
+// (its timeout, say).
+func (s *PodSource) Steps(ctx context.Context, follow bool) ([]string, error) {
+	var names []string
+	err := wait.PollUntilContextCancel(ctx, s.PollInterval, true, func(ctx context.Context) (bool, error) {
+		var run *v1beta1.TaskRun
+		var err error
+		run, names, err = s.steps(ctx)
+		return err != nil || len(names) > 0 || !follow || runstate.Finished(run), err
+	})
+	return names, err
+}
+
+// steps returns the run and its steps as they are known now.
+func (s *PodSource) steps(ctx context.Context) (*v1beta1.TaskRun, []string, error) {
 	run, pod, err := s.read(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var names []string
 	switch {
@@ -56,16 +71,16 @@ func (s *PodSource) Steps(ctx context.Context) ([]string, error) {
 		err := s.Reader.Get(ctx, key, task)
 		if apierrors.IsNotFound(err) {
 			// The run waits for its Task: no step is known, none has run.
-			return nil, nil
+			return run, nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("TaskRun %q has no Pod yet, and reading its Task %q failed: %w", s.Run, key.Name, err)
+			return nil, nil, fmt.Errorf("TaskRun %q has no Pod yet, and reading its Task %q failed: %w", s.Run, key.Name, err)
 		}
 		for _, st := range task.Spec.Steps {
 			names = append(names, st.Name)
 		}
 	}
-	return names, nil
+	return run, names, nil
 }
 
 // Open opens the log of step's container once it has started.

@@ -141,7 +141,7 @@ func TestPodSourceSteps(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			src, _ := newSource(tc.objs...)
-			got, err := src.Steps(context.Background())
+			got, err := src.Steps(context.Background(), false)
 			if err != nil {
 				t.Fatalf("Steps: %v", err)
 			}

@@ -21,8 +21,10 @@ var ErrNotStarted = errors.New("step has not started")
 
 // Source gives the steps of one run and the log of each.
 type Source interface {
-	// Steps returns the run's step names, in the order they run.
-	Steps(ctx context.Context) ([]string, error)
+	// Steps returns the run's step names, in the order they run; none while
+	// they are not known (the run's Task does not exist). With follow, it
+	// waits until they are known or the run has finished.
+	Steps(ctx context.Context, follow bool) ([]string, error)
 	// Open returns the log of step. With follow, it waits until the step has
 	// started, and the log ends when the step's container ends; without, it
 	// returns what the step has written so far. It returns ErrNotStarted for a
@@ -54,7 +56,7 @@ type Options struct {
 // end, so that lines never interleave across steps. It returns how many steps
 // it printed; it stops, without error, at the first step that has not started.
 func Stream(ctx context.Context, src Source, w io.Writer, o Options) (int, error) {
-	steps, err := src.Steps(ctx)
+	steps, err := src.Steps(ctx, o.Follow)
 	if err != nil {
 		return 0, err
 	}

@@ -42,7 +42,7 @@ func (f *fakeSource) record(format string, args ...any) {
 	f.events = append(f.events, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeSource) Steps(context.Context) ([]string, error) {
+func (f *fakeSource) Steps(context.Context, bool) ([]string, error) {
 	names := make([]string, len(f.steps))
 	for i, s := range f.steps {
 		names[i] = s.name
