@@ -12,6 +12,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrNotStarted says that a step has not run and, as far as the Source can
@@ -85,26 +86,61 @@ func Stream(ctx context.Context, src Source, w io.Writer, o Options) (int, error
 	return printed, nil
 }
 
+// MaxLineBytes bounds each line of a step's log that Stream prints, its
+// newline included; docs/kubectl-task.md documents it. A longer line is cut
+// there, on a character boundary, and ends with CutMark; the rest of it is
+// read and dropped as it arrives, never held, so that a step writing
+// gigabytes without a newline cannot exhaust the plugin's memory.
+const MaxLineBytes = 64 << 10
+
+// CutMark ends a line cut at MaxLineBytes.
+const CutMark = " [line cut at 64 KiB]"
+
 // copyLines copies r to w line by line, each line prefixed. A last line
 // without a newline gets one, so that the next step's first line starts on a
-// line of its own.
+// line of its own. Lines are cut at MaxLineBytes.
 func copyLines(w io.Writer, prefix string, r io.Reader) error {
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, MaxLineBytes)
+	out := make([]byte, 0, len(prefix)+MaxLineBytes+len(CutMark)+1)
+	cutting := false // dropping the rest of a line already printed, cut
 	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			if !strings.HasSuffix(line, "\n") {
-				line += "\n"
+		// ReadSlice returns at most MaxLineBytes, from the reader's own
+		// buffer: a line is never gathered whole.
+		chunk, err := br.ReadSlice('\n')
+		full := errors.Is(err, bufio.ErrBufferFull)
+		if len(chunk) > 0 && !cutting {
+			out = append(append(out[:0], prefix...), chunk...)
+			if full {
+				out = append(trimSplitRune(out), CutMark...)
 			}
-			if _, werr := io.WriteString(w, prefix+line); werr != nil {
+			if out[len(out)-1] != '\n' {
+				out = append(out, '\n')
+			}
+			if _, werr := w.Write(out); werr != nil {
 				return werr
 			}
 		}
-		if errors.Is(err, io.EOF) {
+		cutting = full
+		switch {
+		case full:
+		case errors.Is(err, io.EOF):
 			return nil
-		}
-		if err != nil {
+		case err != nil:
 			return err
 		}
 	}
+}
+
+// trimSplitRune drops the start of a UTF-8 character that b ends in the
+// middle of, as a cut may leave it.
+func trimSplitRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }
