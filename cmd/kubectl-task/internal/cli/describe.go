@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -28,7 +29,7 @@ func (p *plugin) newDescribeCommand() *cobra.Command {
 		Long: `Show a run in detail: its Task, each param with its effective value and where
 it comes from (the run, or the Task's default), the timeout, the conditions,
 each step with its state, exit code and duration, and the run's recent Events
-and its Pod's.`,
+and its Pod's (or, where they cannot be listed, a note saying why).`,
 		Example:           `  kubectl task describe greet-x7k2p`,
 		Aliases:           []string{"desc"},
 		Args:              exactlyOne("the name of a run"),
@@ -58,16 +59,22 @@ func (p *plugin) runDescribe(ctx context.Context, name string) error {
 			taskNote = fmt.Sprintf("Task %q does not exist", run.Spec.TaskRef.Name)
 		}
 	}
+	// Events are an extra: someone who may read runs but not Events (RBAC)
+	// still gets the run, and a note where the Events would be.
 	events, err := c.runEvents(ctx, run)
-	if err != nil {
-		return clusterError(err, c.Host)
+	var eventsNote string
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case err != nil:
+		eventsNote = fmt.Sprintf("cannot be listed: %s", clusterError(err, c.Host))
 	}
 	d := describer{w: newTabWriter(p.Streams.Out), now: p.Now()}
 	d.header(run)
 	d.params(run, task, taskNote)
 	d.conditions(run)
 	d.steps(run, task)
-	d.events(events)
+	d.events(events, eventsNote)
 	return d.w.Flush()
 }
 
@@ -191,9 +198,14 @@ func (d *describer) steps(run *v1beta1.TaskRun, task *v1beta1.Task) {
 	}
 }
 
-func (d *describer) events(events []corev1.Event) {
+// events shows the Events, or, if they could not be read, note saying why.
+func (d *describer) events(events []corev1.Event, note string) {
 	d.line("")
 	d.line("Events:")
+	if note != "" {
+		d.line("  (%s)", oneLine(note))
+		return
+	}
 	if len(events) == 0 {
 		d.line("  (none)")
 		return

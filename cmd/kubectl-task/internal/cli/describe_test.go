@@ -5,23 +5,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 // timestamp matches the absolute times describe shows, which the test cannot
 // know in advance; the relative ones come from the test's clock.
 var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
 
-func TestDescribe(t *testing.T) {
-	h := newHarness(t)
-	h.history(t)
-
-	tests := map[string]struct {
-		run  string
-		want result
-	}{
-		"a failed run, with its Events and its Pod's": {
-			run: "greet-failed",
-			want: result{Stdout: `Name:        greet-failed
+// failedRunButEvents is what describe shows of greet-failed up to its Events.
+const failedRunButEvents = `Name:        greet-failed
 Namespace:   NS
 Task:        greet
 Status:      Failed(StepFailed)
@@ -47,10 +39,33 @@ Steps:
   say       Terminated   3           Error       7s
 
 Events:
-  TYPE      REASON    AGE        OBJECT                 MESSAGE
+`
+
+func TestDescribe(t *testing.T) {
+	h := newHarness(t)
+	h.history(t)
+
+	// viewer may read runs and Tasks, and nothing else: no Events.
+	h.grant(t, "viewer", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list"}})
+
+	tests := map[string]struct {
+		run string
+		// as, if set, is the user the command impersonates.
+		as   string
+		want result
+	}{
+		"a failed run, with its Events and its Pod's": {
+			run: "greet-failed",
+			want: result{Stdout: failedRunButEvents + `  TYPE      REASON    AGE        OBJECT                 MESSAGE
   Normal    Started   60m        TaskRun/greet-failed   created Pod greet-failed-pod
   Normal    Pulled    59m (x2)   Pod/greet-failed-pod   Container image "alpine:3" already present on machine
   Warning   Failed    59m        TaskRun/greet-failed   step "say" exited with code 3
+`},
+		},
+		"a failed run, for someone who may not list Events": {
+			run: "greet-failed",
+			as:  "viewer",
+			want: result{Stdout: failedRunButEvents + `  (cannot be listed: events is forbidden: User "viewer" cannot list resource "events" in API group "" in the namespace "NS")
 `},
 		},
 		"a running run": {
@@ -148,7 +163,11 @@ Events:
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := h.kubectlTask(t, "describe", tc.run)
+			args := []string{"describe", tc.run}
+			if tc.as != "" {
+				args = append(args, "--as", tc.as)
+			}
+			got := h.kubectlTask(t, args...)
 			got.Stdout = timestamp.ReplaceAllString(got.Stdout, "TIME")
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("kubectl task describe %s (-want +got):\n%s", tc.run, diff)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/util/retry"
@@ -126,6 +127,17 @@ func greetTask(name string) *v1beta1.Task {
 			},
 		},
 	}
+}
+
+// grant gives user, in the harness's namespace, what rules allow and
+// nothing more; commands act as that user with --as.
+func (h *harness) grant(t *testing.T, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	h.create(t,
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}})
 }
 
 func (h *harness) create(t *testing.T, objs ...client.Object) {
