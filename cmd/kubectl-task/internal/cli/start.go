@@ -38,7 +38,8 @@ without a default needs a value (-p NAME=VALUE); start lists those that are
 missing, with their descriptions, and the params that have defaults.
 
 With --wait or --showlog, start waits for the run to finish, and exits 0 when
-it succeeded, or 1 with the reason when it failed.`,
+it succeeded, or 1 with the reason when it failed. Should the logs stop before
+the run ends, --showlog says why and goes on waiting: the exit code is the run's.`,
 		Example: `  # Run the Task greet, with a value for its param greeting
   kubectl task start greet -p greeting=hello
 
@@ -119,7 +120,13 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if f.showlog {
 		src := p.LogSource(c, ns, run.Name)
 		if _, err := runlogs.Stream(ctx, src, out, runlogs.Options{Follow: true}); err != nil {
-			return clusterError(err, c.Host)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The run goes on whatever befalls its logs (a connection
+			// reset, a kubelet gone): say so, and exit by how the run ends.
+			fmt.Fprintf(p.Streams.ErrOut, "warning: the logs stopped: %s; waiting for TaskRun %s to finish\n",
+				oneLine(clusterError(err, c.Host).Error()), run.Name)
 		}
 	}
 	done, err := p.waitForRun(ctx, c, ns, run.Name)

@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -111,6 +113,47 @@ TaskRun greet-ok succeeded in Ns
 		}
 	})
 
+	t.Run("--showlog exits by the run's outcome when its logs stop", func(t *testing.T) {
+		h.logs = hiccupLogs{}
+		defer func() { h.logs = nil }()
+		tests := map[string]struct {
+			run   string
+			phase corev1.PodPhase
+			say   int32 // the step say's exit code
+			want  result
+		}{
+			"the run succeeds": {
+				run: "greet-hiccup-ok", phase: corev1.PodSucceeded,
+				want: result{
+					Stdout: "TaskRun greet-hiccup-ok started in namespace NS\nFollow its logs with: kubectl task logs greet-hiccup-ok -f -n NS\n" +
+						"[prepare] preparing\nTaskRun greet-hiccup-ok succeeded in Ns\n",
+					Stderr: `warning: the logs stopped: reading the log of step "say": stream reset; waiting for TaskRun greet-hiccup-ok to finish` + "\n",
+				},
+			},
+			"the run fails": {
+				run: "greet-hiccup-bad", phase: corev1.PodFailed, say: 3,
+				want: result{Code: 1,
+					Stdout: "TaskRun greet-hiccup-bad started in namespace NS\nFollow its logs with: kubectl task logs greet-hiccup-bad -f -n NS\n" +
+						"[prepare] preparing\n",
+					Stderr: `warning: the logs stopped: reading the log of step "say": stream reset; waiting for TaskRun greet-hiccup-bad to finish` + "\n" +
+						`error: TaskRun greet-hiccup-bad failed (StepFailed): step "say" exited with code 3; see kubectl task describe greet-hiccup-bad -n NS` + "\n",
+				},
+			},
+		}
+		for name, tc := range tests {
+			t.Run(name, func(t *testing.T) {
+				done := h.startAsync(t, "start", "greet", "-p", "greeting=hi", "--name", tc.run, "--showlog")
+				now := time.Now()
+				h.kubelet(t, tc.run, tc.phase, exited(0, now, now), exited(tc.say, now, now))
+				got := <-done
+				got.Stdout = regexp.MustCompile(`succeeded in \d+s`).ReplaceAllString(got.Stdout, "succeeded in Ns")
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("start --showlog (-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
+
 	t.Run("--wait exits 1 with the reason when the run fails", func(t *testing.T) {
 		done := h.startAsync(t, "start", "greet", "-p", "greeting=hi", "--name", "greet-bad", "--wait")
 		now := time.Now()
@@ -132,4 +175,19 @@ func (h *harness) startAsync(t *testing.T, args ...string) <-chan result {
 	done := make(chan result, 1)
 	go func() { done <- h.kubectlTask(t, args...) }()
 	return done
+}
+
+// hiccupLogs serves the first step's log, then fails to open the second's,
+// as a log stream that breaks midway does.
+type hiccupLogs struct{}
+
+func (hiccupLogs) Steps(context.Context, bool) ([]string, error) {
+	return []string{"prepare", "say"}, nil
+}
+
+func (hiccupLogs) Open(_ context.Context, step string, _ bool) (io.ReadCloser, error) {
+	if step == "say" {
+		return nil, errors.New("stream reset")
+	}
+	return io.NopCloser(strings.NewReader("preparing\n")), nil
 }
