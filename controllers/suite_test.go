@@ -31,6 +31,8 @@ func TestMain(m *testing.M) { testenv.Run(m, &env) }
 
 // harness is one test's namespace and the controller that runs in it.
 type harness struct {
+	// env is the API server: the package's, or one a test started for itself.
+	env    *testenv.Env
 	ns     string
 	writes *countingClient
 }
@@ -41,7 +43,14 @@ func newHarness(t *testing.T) *harness {
 	if env == nil {
 		t.Skip("-short: needs a kube-apiserver and etcd")
 	}
-	return &harness{ns: env.Namespace(t)}
+	return newHarnessOn(t, env)
+}
+
+// newHarnessOn makes a namespace for the test on e, an API server the test
+// started for itself.
+func newHarnessOn(t *testing.T, e *testenv.Env) *harness {
+	t.Helper()
+	return &harness{env: e, ns: e.Namespace(t)}
 }
 
 // startController starts a manager that runs the TaskRun controller, as
@@ -49,7 +58,7 @@ func newHarness(t *testing.T) *harness {
 // controller's writes. It returns a function that stops the manager.
 func (h *harness) startController(t *testing.T, defaultTimeout time.Duration) (stop func()) {
 	t.Helper()
-	return env.StartManager(t, func(mgr ctrl.Manager) error {
+	return h.env.StartManager(t, func(mgr ctrl.Manager) error {
 		h.writes = &countingClient{Client: mgr.GetClient()}
 		r := &controllers.TaskRunReconciler{
 			Client:         h.writes,
@@ -66,7 +75,7 @@ func (h *harness) startController(t *testing.T, defaultTimeout time.Duration) (s
 
 func (h *harness) create(t *testing.T, objs ...client.Object) {
 	t.Helper()
-	env.Create(t, h.ns, objs...)
+	h.env.Create(t, h.ns, objs...)
 }
 
 func (h *harness) key(name string) client.ObjectKey {
@@ -77,7 +86,7 @@ func (h *harness) key(name string) client.ObjectKey {
 func (h *harness) run(t *testing.T, name string) *v1beta1.TaskRun {
 	t.Helper()
 	run := &v1beta1.TaskRun{}
-	if err := env.Client.Get(context.Background(), h.key(name), run); err != nil {
+	if err := h.env.Client.Get(context.Background(), h.key(name), run); err != nil {
 		t.Fatalf("getting TaskRun %s: %v", name, err)
 	}
 	return run
@@ -115,7 +124,7 @@ func (h *harness) waitForPod(t *testing.T, name string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
 	testenv.Eventually(t, func() (bool, string) {
-		err := env.Client.Get(context.Background(), h.key(name), pod)
+		err := h.env.Client.Get(context.Background(), h.key(name), pod)
 		return err == nil, fmt.Sprint(err)
 	}, "Pod %s to exist", name)
 	return pod
@@ -125,7 +134,7 @@ func (h *harness) waitForPod(t *testing.T, name string) *corev1.Pod {
 func (h *harness) pods(t *testing.T, run string) []corev1.Pod {
 	t.Helper()
 	var pods corev1.PodList
-	if err := env.Client.List(context.Background(), &pods, client.InNamespace(h.ns), client.MatchingLabels{controllers.LabelTaskRun: run}); err != nil {
+	if err := h.env.Client.List(context.Background(), &pods, client.InNamespace(h.ns), client.MatchingLabels{controllers.LabelTaskRun: run}); err != nil {
 		t.Fatalf("listing Pods: %v", err)
 	}
 	return pods.Items
@@ -137,11 +146,11 @@ func (h *harness) kubelet(t *testing.T, name string, status func(*corev1.Pod) co
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pod := &corev1.Pod{}
-		if err := env.Client.Get(context.Background(), h.key(name), pod); err != nil {
+		if err := h.env.Client.Get(context.Background(), h.key(name), pod); err != nil {
 			return err
 		}
 		pod.Status = status(pod)
-		return env.Client.Status().Update(context.Background(), pod)
+		return h.env.Client.Status().Update(context.Background(), pod)
 	})
 	if err != nil {
 		t.Fatalf("writing the status of Pod %s: %v", name, err)
@@ -154,7 +163,7 @@ func (h *harness) updateRun(t *testing.T, name string, change func(*v1beta1.Task
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		run := h.run(t, name)
 		change(run)
-		return env.Client.Update(context.Background(), run)
+		return h.env.Client.Update(context.Background(), run)
 	})
 	if err != nil {
 		t.Fatalf("updating TaskRun %s: %v", name, err)
@@ -166,7 +175,7 @@ func (h *harness) updateRun(t *testing.T, name string, change func(*v1beta1.Task
 func (h *harness) events(t *testing.T, run string) []string {
 	t.Helper()
 	var list eventsv1.EventList
-	if err := env.Client.List(context.Background(), &list, client.InNamespace(h.ns)); err != nil {
+	if err := h.env.Client.List(context.Background(), &list, client.InNamespace(h.ns)); err != nil {
 		t.Fatalf("listing Events: %v", err)
 	}
 	var reasons []string

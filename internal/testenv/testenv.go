@@ -69,12 +69,12 @@ type Env struct {
 // Run starts an Env, stores it in *env, runs the package's tests and exits.
 // Under -short it starts nothing and leaves *env nil, so that the package's
 // unit tests run alone; tests that need the API server skip themselves.
-func Run(m *testing.M, env **Env) {
+func Run(m *testing.M, env **Env, opts ...Option) {
 	flag.Parse()
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
-	e, err := Start()
+	e, err := Start(opts...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the test API server: %v\n", err)
 		os.Exit(1)
@@ -90,12 +90,12 @@ func Run(m *testing.M, env **Env) {
 // ForTest starts an Env for one test and stops it when the test ends. Under
 // -short it skips the test. It suits packages whose other tests, in the same
 // test binary, need no API server (so TestMain cannot start one for all).
-func ForTest(t testing.TB) *Env {
+func ForTest(t testing.TB, opts ...Option) *Env {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a kube-apiserver and etcd")
 	}
-	e, err := Start()
+	e, err := Start(opts...)
 	if err != nil {
 		t.Fatalf("starting the test API server: %v", err)
 	}
@@ -110,7 +110,8 @@ func ForTest(t testing.TB) *Env {
 // Start starts etcd and kube-apiserver on loopback, installs the CRDs from
 // config/crd/bases with conversion pointed at a local webhook server, installs
 // config/webhook/manifests.yaml, and serves all webhooks from a manager.
-func Start() (*Env, error) {
+// opts change the API server or etcd from envtest's defaults.
+func Start(opts ...Option) (*Env, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(logLevel())))
 	root, err := repoRoot()
 	if err != nil {
@@ -135,6 +136,9 @@ func Start() (*Env, error) {
 			IgnoreErrorIfPathMissing: true,
 			LocalServingHost:         "127.0.0.1",
 		},
+	}
+	for _, opt := range opts {
+		opt(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {
