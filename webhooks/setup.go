@@ -16,6 +16,11 @@ import (
 // webhook server, one builder per kind. The manager and the test environment
 // both call it, so tests exercise exactly what ships.
 func SetupWithManager(mgr ctrl.Manager) error {
+	// Our conversion handler, registered first: the builders below then find
+	// /convert taken and only add their converters to the manager's registry,
+	// which the handler converts with.
+	mgr.GetWebhookServer().Register(conversion.Path, conversion.NewHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
+
 	err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).
 		WithConverter(conversion.NewTaskConverter).
 		WithValidator(validation.TaskValidator{}).

@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	apix "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
@@ -21,8 +23,6 @@ import (
 const (
 	alphaVersion = "minitask.dev/v1alpha1"
 	betaVersion  = "minitask.dev/v1beta1"
-	// panicMessage is what controller-runtime answers when a converter panics.
-	panicMessage = "internal error occurred during conversion"
 )
 
 // handlerOutcome is how the conversion handler answered a request body.
@@ -34,11 +34,14 @@ const (
 	converted handlerOutcome = "Success"
 )
 
-// FuzzConversionHandler feeds arbitrary request bodies to the real conversion
-// handler, wired with the converters webhooks.SetupWithManager registers. It must never
-// panic; a malformed review gets HTTP 400 or a Failure with a message; and a
-// review whose objects all decode as Tasks or TaskRuns of the other version
-// always converts, with one object out per object in.
+// FuzzConversionHandler feeds arbitrary request bodies to the conversion
+// handler the manager serves (NewHandler), wired with the converters
+// webhooks.SetupWithManager registers. It must never panic; a malformed
+// review gets HTTP 400 or a Failure with a message; and a review of what the
+// API server could have stored (Tasks and TaskRuns of the other version,
+// whatever their content: malformed times, oversized fields, forged
+// annotations) always succeeds, with one object out per object in: each
+// converted, or passed through as it came with only its apiVersion changed.
 func FuzzConversionHandler(f *testing.F) {
 	scheme := newTestScheme(f)
 	handler := newConversionHandler(f, scheme)
@@ -67,6 +70,7 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 	waitingRun := hubRun().Timeout(0).Conditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, created)).Obj()
 	garbageAnnotatedRun := spokeRun().Phase(v1alpha1.TaskRunPhaseRunning).Annotation(AnnotationConversionData, "{").Obj()
 	phaseOutsideEnum := spokeRun().Phase("Exploded").Obj()
+	finishedJSON := mustJSON(tb, typed(tb, scheme, finishedRun(1)))
 
 	return []handlerSeed{
 		{"Task to v1alpha1", review(tb, scheme, alphaVersion, hubTaskLosingFields), converted},
@@ -76,19 +80,36 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 			review(tb, scheme, betaVersion, garbageAnnotatedRun, phaseOutsideEnum, spokeRun().Obj()), converted},
 		{"both kinds in one review", review(tb, scheme, alphaVersion, hubTask().Obj(), hubRun().Obj()), converted},
 		{"no objects", review(tb, scheme, betaVersion), converted},
+		// What the API server may hold although no typed decode takes it:
+		// passed through, the rest of the review converted.
+		{"a TaskRun with lower-case times among good ones",
+			rawReview(alphaVersion, finishedJSON, lowercaseTimes(finishedJSON), mustJSON(tb, typed(tb, scheme, hubRun().Obj()))), converted},
+		{"a v1alpha1 TaskRun with lower-case times",
+			rawReview(betaVersion, lowercaseTimes(mustJSON(tb, typed(tb, scheme,
+				spokeRun().Phase(v1alpha1.TaskRunPhaseSucceeded).Started(started).Finished(finished).Obj())))), converted},
+		{"object of a wrong shape", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"Task","spec":5}`), converted},
+		{"object whose metadata is no object", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"Task","metadata":[]}`), converted},
+		// Oversized: the v1alpha1 form carries the omission marker instead.
+		{"a Task whose stash would pass 256 KiB", review(tb, scheme, alphaVersion, oversizedHubTask()), converted},
+		{"a TaskRun whose stash would pass 256 KiB", review(tb, scheme, alphaVersion, oversizedHubRun()), converted},
+		// Forged: conversion takes the annotation as it is; admission judges it.
+		{"a v1alpha1 TaskRun with a forged annotation", review(tb, scheme, betaVersion, forgedSpokeRun()), converted},
+		{"a v1alpha1 Task with the omission marker", review(tb, scheme, betaVersion,
+			spokeTask().Annotation(AnnotationConversionDataOmitted, "true").Obj()), converted},
 		{"empty body", nil, rejected},
 		{"truncated JSON", []byte(`{"request":{"uid":`), rejected},
 		{"JSON null", []byte(`null`), rejected},
 		{"no request", []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}`), rejected},
 		{"objects not a list", []byte(`{"request":{"uid":"1","desiredAPIVersion":"minitask.dev/v1alpha1","objects":{}}}`), rejected},
 		{"object without apiVersion", rawReview(alphaVersion, `{"kind":"Task"}`), failed},
-		{"object of a wrong shape", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"Task","spec":5}`), failed},
 		{"object of an unknown kind", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"Pipeline"}`), failed},
 		{"object of another group", rawReview(alphaVersion, `{"apiVersion":"v1","kind":"ConfigMap"}`), failed},
 		{"a list", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"TaskList","items":[]}`), failed},
 		{"object JSON null", rawReview(alphaVersion, `null`), failed},
+		{"object not a JSON object", rawReview(alphaVersion, `"Task"`), failed},
 		{"apiVersion key in the wrong case", rawReview(alphaVersion, `{"ApiVersion":"minitask.dev/v1beta1","kind":"Task"}`), failed},
 		{"unknown desired version", rawReview("minitask.dev/v2", `{"apiVersion":"minitask.dev/v1beta1","kind":"Task"}`), failed},
+		{"unknown version of an object", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1","kind":"Task"}`), failed},
 		{"to its own version", rawReview(betaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"TaskRun"}`), failed},
 	}
 }
@@ -126,12 +147,12 @@ func checkHandler(tb testing.TB, scheme *runtime.Scheme, handler http.Handler, b
 		if response.Result.Message == "" || response.Result.Message == panicMessage {
 			tb.Fatalf("conversion failed with message %q: %q", response.Result.Message, body)
 		}
-		if convertible(scheme, request.Request) {
-			tb.Fatalf("conversion of valid objects failed: %s\nrequest: %q", response.Result.Message, body)
+		if storable(request.Request) {
+			tb.Fatalf("conversion of what the API server may store failed: %s\nrequest: %.2000q", response.Result.Message, body)
 		}
 		return failed
 	case metav1.StatusSuccess:
-		checkConverted(tb, request.Request, response.ConvertedObjects)
+		checkConverted(tb, scheme, request.Request, response.ConvertedObjects)
 		return converted
 	default:
 		tb.Fatalf("answer status %q, want Success or Failure", response.Result.Status)
@@ -139,9 +160,11 @@ func checkHandler(tb testing.TB, scheme *runtime.Scheme, handler http.Handler, b
 	}
 }
 
-// checkConverted checks that each object came back once, in the version asked
-// for, and that no hub object carries the conversion annotation.
-func checkConverted(tb testing.TB, request *apix.ConversionRequest, objects []runtime.RawExtension) {
+// checkConverted checks that each object came back once, in the version
+// asked for: converted when its typed decode takes it, with no conversion
+// annotation on a v1beta1 object and annotations the API server accepts;
+// else passed through as it came but for its apiVersion.
+func checkConverted(tb testing.TB, scheme *runtime.Scheme, request *apix.ConversionRequest, objects []runtime.RawExtension) {
 	tb.Helper()
 	if len(objects) != len(request.Objects) {
 		tb.Fatalf("%d objects converted, want %d", len(objects), len(request.Objects))
@@ -151,44 +174,88 @@ func checkConverted(tb testing.TB, request *apix.ConversionRequest, objects []ru
 			metav1.TypeMeta   `json:",inline"`
 			metav1.ObjectMeta `json:"metadata"`
 		}
+		if !decodes(scheme, request.Objects[i].Raw) {
+			checkPassedThrough(tb, i, request.Objects[i].Raw, object.Raw, request.DesiredAPIVersion)
+			continue
+		}
 		if err := json.Unmarshal(object.Raw, &got); err != nil {
 			tb.Fatalf("converted object %d unreadable: %v", i, err)
 		}
 		if got.APIVersion != request.DesiredAPIVersion {
 			tb.Errorf("converted object %d has apiVersion %q, want %q", i, got.APIVersion, request.DesiredAPIVersion)
 		}
-		if _, ok := got.Annotations[AnnotationConversionData]; ok && got.APIVersion == betaVersion {
-			tb.Errorf("converted v1beta1 object %d carries the conversion annotation", i)
+		_, stashed := got.Annotations[AnnotationConversionData]
+		_, omitted := got.Annotations[AnnotationConversionDataOmitted]
+		if (stashed || omitted) && got.APIVersion == betaVersion {
+			tb.Errorf("converted v1beta1 object %d carries a conversion annotation", i)
+		}
+		if stashed && omitted {
+			tb.Errorf("converted object %d carries both the stash and the omission marker", i)
+		}
+		if size := annotationsBytes(got.Annotations); size > MaxAnnotationsBytes && fitsLimit(request.Objects[i].Raw) {
+			tb.Errorf("converted object %d has %d bytes of annotations, over the API server's %d", i, size, MaxAnnotationsBytes)
 		}
 	}
 }
 
-// convertible reports whether every object of request decodes as a Task or
-// TaskRun of the version the request does not ask for: what the contract says
-// always converts.
-func convertible(scheme *runtime.Scheme, request *apix.ConversionRequest) bool {
+// checkPassedThrough checks that out is in, as JSON values, but for its
+// apiVersion, which is desired.
+func checkPassedThrough(tb testing.TB, i int, in, out []byte, desired string) {
+	tb.Helper()
+	var want, got map[string]any
+	if err := json.Unmarshal(in, &want); err != nil {
+		tb.Fatalf("object %d passed through is no JSON object: %v", i, err)
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		tb.Fatalf("object %d passed through is unreadable: %v", i, err)
+	}
+	want["apiVersion"] = desired
+	if diff := cmp.Diff(want, got); diff != "" {
+		tb.Errorf("object %d passed through changed (-want +got):\n%s", i, diff)
+	}
+}
+
+// storable reports whether request is one the API server could send for
+// objects it stored: the desired version is one of ours, and every object
+// is a Task or TaskRun (by its apiVersion and kind, whatever the rest holds)
+// of the other version. The contract says conversion answers every such
+// review.
+func storable(request *apix.ConversionRequest) bool {
 	if request.DesiredAPIVersion != alphaVersion && request.DesiredAPIVersion != betaVersion {
 		return false
 	}
-	decoder := crconversion.NewDecoder(scheme)
 	for _, raw := range request.Objects {
-		object, gvk, err := decoder.Decode(raw.Raw)
-		if err != nil || gvk.GroupVersion().String() == request.DesiredAPIVersion {
+		header, _, err := decodeHeader(raw.Raw)
+		if err != nil || header.APIVersion == request.DesiredAPIVersion ||
+			(header.APIVersion != alphaVersion && header.APIVersion != betaVersion) ||
+			(header.Kind != "Task" && header.Kind != "TaskRun") {
 			return false
 		}
-		// The decoder finds the kind case-insensitively ("ApiVersion") but
-		// fills the object case-sensitively, and the converter goes by the
-		// object. The API server always sends "apiVersion".
-		if object.GetObjectKind().GroupVersionKind() != *gvk {
-			return false
-		}
-		switch object.(type) {
-		case *v1alpha1.Task, *v1alpha1.TaskRun, *v1beta1.Task, *v1beta1.TaskRun:
-		default:
+		if _, err := withAPIVersion(raw.Raw, request.DesiredAPIVersion); err != nil {
 			return false
 		}
 	}
 	return true
+}
+
+// decodes reports whether raw decodes as the typed object its apiVersion and
+// kind name: what the handler converts rather than passes through.
+func decodes(scheme *runtime.Scheme, raw []byte) bool {
+	header, _, err := decodeHeader(raw)
+	if err != nil {
+		return false
+	}
+	obj, err := scheme.New(schema.FromAPIVersionAndKind(header.APIVersion, header.Kind))
+	return err == nil && decodeObject(raw, obj) == nil
+}
+
+// fitsLimit reports whether raw's own annotations are within the API
+// server's limit, as every stored object's are.
+func fitsLimit(raw []byte) bool {
+	var meta struct {
+		metav1.ObjectMeta `json:"metadata"`
+	}
+	return json.Unmarshal(raw, &meta) == nil && annotationsBytes(meta.Annotations) <= MaxAnnotationsBytes
 }
 
 func newTestScheme(tb testing.TB) *runtime.Scheme {
@@ -199,9 +266,17 @@ func newTestScheme(tb testing.TB) *runtime.Scheme {
 	return scheme
 }
 
-// newConversionHandler is the webhook handler with the converters that
-// webhooks.SetupWithManager registers, built by the same constructors.
+// newConversionHandler is the handler the manager serves (NewHandler), with
+// the converters webhooks.SetupWithManager registers, built by the same
+// constructors.
 func newConversionHandler(tb testing.TB, scheme *runtime.Scheme) http.Handler {
+	tb.Helper()
+	return NewHandler(scheme, newTestRegistry(tb, scheme))
+}
+
+// newTestRegistry is a converter registry as webhooks.SetupWithManager's
+// builders fill the manager's.
+func newTestRegistry(tb testing.TB, scheme *runtime.Scheme) crconversion.Registry {
 	tb.Helper()
 	registry := crconversion.NewRegistry()
 	for _, c := range []struct {
@@ -220,7 +295,7 @@ func newConversionHandler(tb testing.TB, scheme *runtime.Scheme) http.Handler {
 			tb.Fatal(err)
 		}
 	}
-	return crconversion.NewWebhookHandler(scheme, registry)
+	return registry
 }
 
 // review is a ConversionReview asking for objects in the desired version.
@@ -228,14 +303,21 @@ func review(tb testing.TB, scheme *runtime.Scheme, desired string, objects ...ru
 	tb.Helper()
 	var raws []string
 	for _, object := range objects {
-		gvk, err := apiutil.GVKForObject(object, scheme)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		object.GetObjectKind().SetGroupVersionKind(gvk)
-		raws = append(raws, mustJSON(tb, object))
+		raws = append(raws, mustJSON(tb, typed(tb, scheme, object)))
 	}
 	return rawReview(desired, raws...)
+}
+
+// typed sets object's apiVersion and kind from scheme, as the API server
+// sends them, and returns it.
+func typed(tb testing.TB, scheme *runtime.Scheme, object runtime.Object) runtime.Object {
+	tb.Helper()
+	gvk, err := apiutil.GVKForObject(object, scheme)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	object.GetObjectKind().SetGroupVersionKind(gvk)
+	return object
 }
 
 // rawReview is a ConversionReview of the given objects' JSON.

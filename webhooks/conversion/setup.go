@@ -1,7 +1,9 @@
 // Package conversion converts minitask objects between v1alpha1 (the spoke)
-// and v1beta1 (the hub) for the CRD conversion webhook. Fields v1beta1 adds
-// travel through v1alpha1 in one annotation, so round trips lose nothing;
-// conversion never fails. docs/conversion.md describes the rules.
+// and v1beta1 (the hub) for the CRD conversion webhook, and serves it
+// (NewHandler). Fields v1beta1 adds travel through v1alpha1 in one
+// annotation, so round trips lose nothing; conversion never fails for what
+// the API server stored, and never returns annotations it would refuse.
+// docs/conversion.md describes the rules.
 package conversion
 
 import (

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -13,6 +14,18 @@ import (
 // as JSON, the v1beta1 fields v1alpha1 cannot express, so that converting back
 // to v1beta1 loses nothing.
 const AnnotationConversionData = "minitask.dev/conversion-data"
+
+// AnnotationConversionDataOmitted replaces AnnotationConversionData on a
+// v1alpha1 object whose annotations, stash included, would pass the API
+// server's limit (MaxAnnotationsBytes): conversion must never return invalid
+// metadata, so it leaves the stash out and says so. The validating webhook
+// refuses v1alpha1 writes to such an object, which would lose what the stash
+// held.
+const AnnotationConversionDataOmitted = "minitask.dev/conversion-data-omitted"
+
+// MaxAnnotationsBytes is the API server's limit on an object's annotations,
+// keys and values together (apimachinery's TotalAnnotationSizeLimitB, 256 KiB).
+const MaxAnnotationsBytes = apivalidation.TotalAnnotationSizeLimitB
 
 // conversionData is the annotation's JSON. Its one key names the hub version
 // whose fields it holds, so that a later hub can still read what an older one
@@ -24,42 +37,97 @@ type conversionData[T any] struct {
 // emptyConversionData is what conversionData marshals to when nothing is lost.
 const emptyConversionData = "{}"
 
-// stashLostFields records lost in meta's conversion annotation, or removes the
-// annotation when lost is empty. lost must hold nil, not empty, slices, so
-// that when nothing is lost it marshals to {}. meta's annotations map may be
+// encodeStash returns the annotation value that records lost, or "" when
+// nothing is lost. lost must hold nil, not empty, slices, so that when
+// nothing is lost it marshals to {}.
+func encodeStash[T any](lost T) (string, error) {
+	data, err := json.Marshal(conversionData[T]{V1beta1: lost})
+	if err != nil || string(data) == emptyConversionData {
+		return "", err
+	}
+	return string(data), nil
+}
+
+// stashLostFields records lost in meta's conversion annotation, or removes
+// the annotation when lost is empty. When the annotations would then pass
+// MaxAnnotationsBytes, it leaves the stash out and sets
+// AnnotationConversionDataOmitted instead. meta's annotations map may be
 // shared with the source object, so it is copied before it changes.
 func stashLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost T) {
-	data, err := json.Marshal(conversionData[T]{V1beta1: lost})
+	data, err := encodeStash(lost)
 	if err != nil {
 		// Our own types always marshal; should that ever change, the object
 		// still converts, only without what v1alpha1 cannot hold.
 		log.FromContext(ctx).Error(err, "Cannot record fields v1alpha1 cannot express",
 			"namespace", meta.Namespace, "name", meta.Name)
-		removeConversionAnnotation(meta)
+		setConversionAnnotations(meta, "", false)
 		return
 	}
-	if string(data) == emptyConversionData {
-		removeConversionAnnotation(meta)
+	if data == "" {
+		setConversionAnnotations(meta, "", false)
 		return
 	}
-	if value, ok := meta.Annotations[AnnotationConversionData]; ok && value == string(data) {
+	if size := annotationsSizeWith(meta.Annotations, AnnotationConversionData, data); size > MaxAnnotationsBytes {
+		log.FromContext(ctx).V(1).Info("Omitting the conversion annotation: the annotations would be too long",
+			"namespace", meta.Namespace, "name", meta.Name, "bytes", size, "limit", MaxAnnotationsBytes)
+		// Even the marker may not fit, if the object's own annotations all
+		// but fill the limit; the webhook then goes by size alone.
+		fits := annotationsSizeWith(meta.Annotations, AnnotationConversionDataOmitted, "true") <= MaxAnnotationsBytes
+		setConversionAnnotations(meta, "", fits)
+		return
+	}
+	setConversionAnnotations(meta, data, false)
+}
+
+// annotationsSizeWith is the size the API server counts for annotations
+// with key set to value and without the other conversion annotation: the
+// sum of every key's and value's length in bytes.
+func annotationsSizeWith(annotations map[string]string, key, value string) int {
+	size := len(key) + len(value)
+	for k, v := range annotations {
+		if k != AnnotationConversionData && k != AnnotationConversionDataOmitted {
+			size += len(k) + len(v)
+		}
+	}
+	return size
+}
+
+// setConversionAnnotations makes meta carry the stash data (none when
+// empty) and the omission marker when omitted, and neither conversion
+// annotation otherwise. It copies meta's annotations only if they change,
+// since the map may be shared with the source object.
+func setConversionAnnotations(meta *metav1.ObjectMeta, data string, omitted bool) {
+	stash, hasStash := meta.Annotations[AnnotationConversionData]
+	_, hasMarker := meta.Annotations[AnnotationConversionDataOmitted]
+	if hasStash == (data != "") && stash == data && hasMarker == omitted {
 		return
 	}
 	annotations := make(map[string]string, len(meta.Annotations)+1)
 	maps.Copy(annotations, meta.Annotations)
-	annotations[AnnotationConversionData] = string(data)
+	delete(annotations, AnnotationConversionData)
+	delete(annotations, AnnotationConversionDataOmitted)
+	if data != "" {
+		annotations[AnnotationConversionData] = data
+	}
+	if omitted {
+		annotations[AnnotationConversionDataOmitted] = "true"
+	}
+	if len(annotations) == 0 {
+		annotations = nil
+	}
 	meta.Annotations = annotations
 }
 
 // restoreLostFields reads meta's conversion annotation into lost and removes
-// the annotation. An annotation that does not parse is ignored: conversion
-// must not fail, and the fields v1alpha1 expresses are converted regardless.
+// both conversion annotations. An annotation that does not parse is ignored:
+// conversion must not fail, and the fields v1alpha1 expresses are converted
+// regardless.
 func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost *T) {
 	value, ok := meta.Annotations[AnnotationConversionData]
+	setConversionAnnotations(meta, "", false)
 	if !ok {
 		return
 	}
-	removeConversionAnnotation(meta)
 	var data conversionData[T]
 	if err := json.Unmarshal([]byte(value), &data); err != nil {
 		log.FromContext(ctx).V(1).Info("Ignoring unparsable conversion annotation",
@@ -68,21 +136,6 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 		return
 	}
 	*lost = data.V1beta1
-}
-
-// removeConversionAnnotation removes the conversion annotation from meta
-// without touching the map meta may share with the source object.
-func removeConversionAnnotation(meta *metav1.ObjectMeta) {
-	if _, ok := meta.Annotations[AnnotationConversionData]; !ok {
-		return
-	}
-	if len(meta.Annotations) == 1 {
-		meta.Annotations = nil
-		return
-	}
-	annotations := maps.Clone(meta.Annotations)
-	delete(annotations, AnnotationConversionData)
-	meta.Annotations = annotations
 }
 
 // nilIfEmpty returns nil for an empty slice, which JSON cannot tell from an

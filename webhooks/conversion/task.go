@@ -46,6 +46,13 @@ func ConvertTaskToHub(ctx context.Context, src *v1alpha1.Task, dst *v1beta1.Task
 // v1alpha1 cannot express in the conversion annotation. As in Kubernetes'
 // generated conversions, dst may share memory with src, which is never changed.
 func ConvertTaskFromHub(ctx context.Context, src *v1beta1.Task, dst *v1alpha1.Task) error {
+	stashLostFields(ctx, &dst.ObjectMeta, taskFromHub(src, dst))
+	return nil
+}
+
+// taskFromHub sets dst to what v1alpha1 expresses of src and returns what it
+// cannot, for the stash.
+func taskFromHub(src *v1beta1.Task, dst *v1alpha1.Task) taskLostFields {
 	dst.ObjectMeta = src.ObjectMeta
 
 	var steps []v1alpha1.Step
@@ -57,9 +64,8 @@ func ConvertTaskFromHub(ctx context.Context, src *v1beta1.Task, dst *v1alpha1.Ta
 	}
 	dst.Spec = v1alpha1.TaskSpec{Steps: steps}
 
-	stashLostFields(ctx, &dst.ObjectMeta, taskLostFields{Spec: taskSpecLostFields{
+	return taskLostFields{Spec: taskSpecLostFields{
 		Description: src.Spec.Description,
 		Params:      nilIfEmpty(src.Spec.Params),
-	}})
-	return nil
+	}}
 }

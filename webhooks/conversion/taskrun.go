@@ -63,6 +63,13 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta
 // Kubernetes' generated conversions, dst may share memory with src, which is
 // never changed.
 func ConvertTaskRunFromHub(ctx context.Context, src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) error {
+	stashLostFields(ctx, &dst.ObjectMeta, taskRunFromHub(src, dst))
+	return nil
+}
+
+// taskRunFromHub sets dst to what v1alpha1 expresses of src and returns what
+// it cannot, for the stash.
+func taskRunFromHub(src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) taskRunLostFields {
 	dst.ObjectMeta = src.ObjectMeta
 	dst.Spec = v1alpha1.TaskRunSpec{TaskRef: src.Spec.TaskRef.Name}
 	dst.Status = v1alpha1.TaskRunStatus{
@@ -84,8 +91,7 @@ func ConvertTaskRunFromHub(ctx context.Context, src *v1beta1.TaskRun, dst *v1alp
 	if !conditionsAreDerived(src.Status.Conditions, derived) {
 		lost.Status.Conditions = src.Status.Conditions
 	}
-	stashLostFields(ctx, &dst.ObjectMeta, lost)
-	return nil
+	return lost
 }
 
 // conditionsAreDerived reports whether conditions are exactly what converting

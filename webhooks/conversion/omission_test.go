@@ -1,0 +1,143 @@
+package conversion
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// descriptionFilling is a description that makes a default hub Task's
+// v1alpha1 annotations take exactly limit+over bytes: testMeta's own
+// annotation (16+7 bytes), the stash's key (28) and its JSON around the
+// description (39).
+func descriptionFilling(over int) string {
+	const around = len("example.com/note") + len("keep me") + len(AnnotationConversionData) +
+		len(`{"v1beta1":{"spec":{"description":""}}}`)
+	return strings.Repeat("d", MaxAnnotationsBytes-around+over)
+}
+
+func TestStashOverTheLimitIsOmitted(t *testing.T) {
+	atLimit := descriptionFilling(0)
+	overLimit := descriptionFilling(1)
+	// Own annotations that leave no room for the marker either.
+	crowded := map[string]string{"example.com/big": strings.Repeat("x", MaxAnnotationsBytes-len("example.com/big")-10)}
+
+	tests := map[string]struct {
+		hub  *v1beta1.Task
+		want *v1alpha1.Task
+		size int // SpokeAnnotationsSize
+	}{
+		"exactly at the limit: stashed": {
+			hub:  hubTask().Description(atLimit).Obj(),
+			want: spokeTask().Stash(`{"spec":{"description":"` + atLimit + `"}}`).Obj(),
+			size: MaxAnnotationsBytes,
+		},
+		"one byte over: omitted and marked": {
+			hub:  hubTask().Description(overLimit).Obj(),
+			want: spokeTask().Annotation(AnnotationConversionDataOmitted, "true").Obj(),
+			size: MaxAnnotationsBytes + 1,
+		},
+		"a stale stash and marker on the hub are replaced": {
+			hub: hubTask().Annotation(AnnotationConversionData, "stale").Annotation(AnnotationConversionDataOmitted, "true").
+				Description("d").Obj(),
+			want: spokeTask().Stash(`{"spec":{"description":"d"}}`).Obj(),
+			size: 23 + len(AnnotationConversionData) + len(`{"v1beta1":{"spec":{"description":"d"}}}`),
+		},
+		"JSON escaping counts: 50 KiB of < take 300 KiB": {
+			hub:  hubTask().Description(oversizedText(50 << 10)).Obj(),
+			want: spokeTask().Annotation(AnnotationConversionDataOmitted, "true").Obj(),
+			size: 23 + len(AnnotationConversionData) + len(`{"v1beta1":{"spec":{"description":""}}}`) + 6*(50<<10),
+		},
+		"no room even for the marker: neither": {
+			hub:  hubTask().Annotations(crowded).Description("d").Obj(),
+			want: spokeTask().Annotations(crowded).Obj(),
+			size: MaxAnnotationsBytes - 10 + len(AnnotationConversionData) + len(`{"v1beta1":{"spec":{"description":"d"}}}`),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := &v1alpha1.Task{}
+			if err := ConvertTaskFromHub(t.Context(), tc.hub, got); err != nil {
+				t.Fatalf("ConvertTaskFromHub() error: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ConvertTaskFromHub() mismatch (-want +got):\n%.3000s", diff)
+			}
+			size, err := SpokeAnnotationsSize(tc.hub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if size != tc.size {
+				t.Errorf("SpokeAnnotationsSize() = %d, want %d", size, tc.size)
+			}
+		})
+	}
+}
+
+// TestSpokeAnnotationsSizeIsWhatConversionWrites: below the limit, the size
+// the webhook judges by is exactly what the API server will count.
+func TestSpokeAnnotationsSizeIsWhatConversionWrites(t *testing.T) {
+	g := newObjectGenerator(roundTripSeed + 10)
+	for range 2000 {
+		hub := g.hubTaskRun()
+		spoke := &v1alpha1.TaskRun{}
+		if err := ConvertTaskRunFromHub(t.Context(), hub, spoke); err != nil {
+			t.Fatal(err)
+		}
+		size, err := SpokeAnnotationsSize(hub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := annotationsBytes(spoke.Annotations); got != size {
+			t.Fatalf("SpokeAnnotationsSize() = %d, the converted annotations take %d: %v", size, got, spoke.Annotations)
+		}
+	}
+	if _, err := SpokeAnnotationsSize(&v1alpha1.Task{}); err == nil {
+		t.Error("SpokeAnnotationsSize of a v1alpha1 Task: no error")
+	}
+}
+
+func TestMarkerIsRemovedOnTheWayToTheHub(t *testing.T) {
+	tests := map[string]struct {
+		spoke *v1alpha1.TaskRun
+		want  *v1beta1.TaskRun
+	}{
+		"marker alone": {
+			spoke: spokeRun().Annotation(AnnotationConversionDataOmitted, "true").Obj(),
+			want:  hubRun().Obj(),
+		},
+		"marker the only annotation": {
+			spoke: spokeRun().Annotations(map[string]string{AnnotationConversionDataOmitted: "true"}).Obj(),
+			want:  hubRun().Annotations(nil).Obj(),
+		},
+		"marker beside a stash a client added": {
+			spoke: spokeRun().Annotation(AnnotationConversionDataOmitted, "true").Stash(`{"spec":{"status":"Cancelled"}}`).Obj(),
+			want:  hubRun().Cancelled().Obj(),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := &v1beta1.TaskRun{}
+			if err := ConvertTaskRunToHub(t.Context(), tc.spoke, got); err != nil {
+				t.Fatalf("ConvertTaskRunToHub() error: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ConvertTaskRunToHub() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// annotationsBytes is what the API server counts of annotations against its
+// limit: every key's and value's length.
+func annotationsBytes(annotations map[string]string) int {
+	n := 0
+	for k, v := range annotations {
+		n += len(k) + len(v)
+	}
+	return n
+}

@@ -1,0 +1,41 @@
+package conversion
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// SpokeAnnotationsSize is how many bytes the annotations of hub's v1alpha1
+// form take with the whole stash, as the API server counts them against
+// MaxAnnotationsBytes: what conversion writes when it fits. The validating
+// webhook refuses a write that would take it over the limit, so that no
+// object it admits has to be read through v1alpha1 without its stash.
+func SpokeAnnotationsSize(hub runtime.Object) (int, error) {
+	var (
+		meta *metav1.ObjectMeta
+		data string
+		err  error
+	)
+	switch hub := hub.(type) {
+	case *v1beta1.Task:
+		meta = &hub.ObjectMeta
+		data, err = encodeStash(taskFromHub(hub, &v1alpha1.Task{}))
+	case *v1beta1.TaskRun:
+		meta = &hub.ObjectMeta
+		data, err = encodeStash(taskRunFromHub(hub, &v1alpha1.TaskRun{}))
+	default:
+		return 0, fmt.Errorf("measuring the v1alpha1 annotations of a %T: not a v1beta1 Task or TaskRun", hub)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("encoding the conversion annotation of %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	if data == "" {
+		return annotationsSizeWith(meta.Annotations, "", ""), nil
+	}
+	return annotationsSizeWith(meta.Annotations, AnnotationConversionData, data), nil
+}

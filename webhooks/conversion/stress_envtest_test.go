@@ -1,0 +1,189 @@
+package conversion_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
+)
+
+// Conversion under stress (API.md): objects in etcd that no write through
+// the API server could store today, put there directly as an earlier release
+// or a client that got around admission could have.
+
+func testMalformedTimeFailsNoList(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	mustCreate(t, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "good", Namespace: ns},
+		Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "t"}}})
+	before := passthroughCount(t, "TaskRun")
+	putInEtcd(t, "taskruns", ns, "bad", `{"apiVersion":"minitask.dev/v1beta1","kind":"TaskRun",`+
+		`"spec":{"taskRef":{"name":"t"}},"status":{"podName":"bad-pod","startTime":"2024-05-01t10:00:00z"}}`)
+
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(v1alpha1.GroupVersion.String())
+	list.SetKind("TaskRunList")
+	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatalf("listing v1alpha1 TaskRuns with one malformed time among them: %v", err)
+	}
+	got := map[string]string{}
+	for _, item := range list.Items {
+		podName, _, _ := unstructured.NestedString(item.Object, "status", "podName")
+		got[item.GetName()] = item.GetAPIVersion() + " " + podName
+	}
+	want := map[string]string{"good": "minitask.dev/v1alpha1 ", "bad": "minitask.dev/v1alpha1 bad-pod"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("v1alpha1 LIST (-want +got):\n%s", diff)
+	}
+	if passthroughCount(t, "TaskRun") <= before {
+		t.Errorf("minitask_conversion_passthrough_total{kind=TaskRun} did not rise from %v", before)
+	}
+}
+
+func testOversizedStashReadsThroughV1alpha1(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	// Five defaults of 64 KiB: each within the CRD's limit, their stash not.
+	var params []v1beta1.ParamSpec
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		params = append(params, v1beta1.ParamSpec{Name: name, Default: ptr.To(strings.Repeat("x", 64<<10))})
+	}
+	task := &v1beta1.Task{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "Task"},
+		Spec:     v1beta1.TaskSpec{Params: params, Steps: []v1beta1.Step{{Name: "s", Image: "alpine"}}},
+	}
+	data, err := json.Marshal(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putInEtcd(t, "tasks", ns, "big", string(data))
+
+	spoke := &v1alpha1.Task{}
+	mustGet(t, client.ObjectKey{Namespace: ns, Name: "big"}, spoke)
+	if diff := cmp.Diff(map[string]string{conversion.AnnotationConversionDataOmitted: "true"}, spoke.Annotations); diff != "" {
+		t.Errorf("v1alpha1 annotations (-want +got):\n%s", diff)
+	}
+	list := &v1alpha1.TaskList{}
+	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil || len(list.Items) != 1 {
+		t.Errorf("listing v1alpha1 Tasks: %d items, %v; want the one", len(list.Items), err)
+	}
+	hub := &v1beta1.Task{}
+	mustGet(t, client.ObjectKey{Namespace: ns, Name: "big"}, hub)
+	if len(hub.Spec.Params) != 5 || len(hub.Annotations) != 0 {
+		t.Errorf("v1beta1 Task has %d params and annotations %v; want the 5 stored and none", len(hub.Spec.Params), hub.Annotations)
+	}
+}
+
+// testReapplyAfterV1alpha1Write is issue 11's GitOps loop: apply a run with
+// timeout: 10m, let a v1alpha1 client label it, and apply the same manifest
+// again, server-side and client-side.
+func testReapplyAfterV1alpha1Write(t *testing.T) {
+	ns := env.Namespace(t)
+	manifest := filepath.Join(t.TempDir(), "run.yaml")
+	if err := os.WriteFile(manifest, []byte(`apiVersion: minitask.dev/v1beta1
+kind: TaskRun
+metadata: {name: gitops, namespace: `+ns+`}
+spec:
+  taskRef: {name: t}
+  timeout: 10m
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl := func(args ...string) {
+		t.Helper()
+		if out, stderr, err := env.RunKubectl(args...); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
+		}
+	}
+	kubectl("apply", "--server-side", "-f", manifest)
+	kubectl("label", "-n", ns, "taskruns.v1alpha1.minitask.dev", "gitops", "touched=v1alpha1")
+	kubectl("apply", "--server-side", "-f", manifest)
+	kubectl("label", "-n", ns, "taskruns.v1alpha1.minitask.dev", "gitops", "touched=again", "--overwrite")
+	kubectl("apply", "-f", manifest)
+
+	run := &unstructured.Unstructured{}
+	run.SetAPIVersion(v1beta1.GroupVersion.String())
+	run.SetKind("TaskRun")
+	mustGet(t, client.ObjectKey{Namespace: ns, Name: "gitops"}, run)
+	if timeout, _, _ := unstructured.NestedString(run.Object, "spec", "timeout"); timeout != "10m" {
+		t.Errorf("stored timeout %q, want 10m as written", timeout)
+	}
+}
+
+// putInEtcd stores object (JSON of a Task or TaskRun) under name in ns
+// directly in etcd, past every check of the API server, as an earlier
+// release may have.
+func putInEtcd(t *testing.T, resource, ns, name, object string) {
+	t.Helper()
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(object), &obj); err != nil {
+		t.Fatal(err)
+	}
+	obj["metadata"] = map[string]any{"name": name, "namespace": ns, "uid": string(uuid.NewUUID()),
+		"creationTimestamp": time.Now().UTC().Format(time.RFC3339)}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{env.EtcdEndpoint}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("connecting to etcd: %v", err)
+	}
+	defer etcd.Close()
+	key := "/registry/minitask.dev/" + resource + "/" + ns + "/" + name
+	if _, err := etcd.Put(context.Background(), key, string(data)); err != nil {
+		t.Fatalf("writing %s to etcd: %v", key, err)
+	}
+	// The API server learns of it through its watch of etcd.
+	probe := &unstructured.Unstructured{}
+	probe.SetAPIVersion(v1beta1.GroupVersion.String())
+	probe.SetKind(map[string]string{"tasks": "Task", "taskruns": "TaskRun"}[resource])
+	deadline := time.Now().Add(10 * time.Second)
+	for env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, probe) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the API server does not see %s", key)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// passthroughCount reads minitask_conversion_passthrough_total{kind} from
+// controller-runtime's registry, where the webhook manager in this process
+// counts.
+func passthroughCount(t *testing.T, kind string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range families {
+		if family.GetName() != "minitask_conversion_passthrough_total" {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			for _, label := range m.GetLabel() {
+				if label.GetName() == "kind" && label.GetValue() == kind {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no minitask_conversion_passthrough_total{kind=%q} registered", kind)
+	return 0
+}
