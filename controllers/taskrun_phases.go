@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -261,15 +262,23 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		s.outcome = invalidParams(missing)
 		return nil
 	}
+	deadline, _ := s.deadline()
+	pod, err := podForRun(s.run, task, values, activeDeadlineFor(s.timeout, deadline, s.now))
+	var tooLarge *podTooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		s.outcome = podTooLarge(tooLarge)
+		return nil
+	case err != nil:
+		return fmt.Errorf("building the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
+	}
 	if err := r.confirmUnchanged(ctx, s.run); err != nil {
 		return err
 	}
-	deadline, _ := s.deadline()
-	pod := podForRun(s.run, task, values, activeDeadlineFor(s.timeout, deadline, s.now))
 	if err := controllerutil.SetControllerReference(s.run, pod, r.Scheme); err != nil {
 		return fmt.Errorf("owning Pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	err := r.Client.Create(ctx, pod)
+	err = r.Client.Create(ctx, pod)
 	switch {
 	case err == nil:
 		log.FromContext(ctx).Info("created Pod", "pod", pod.Name, "task", task.Name, "steps", len(task.Spec.Steps))

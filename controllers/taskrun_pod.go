@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -79,17 +80,41 @@ func paramValues(task *v1beta1.Task, run *v1beta1.TaskRun) (values map[string]st
 	return values, missing
 }
 
+// maxPodText is the most bytes that the images and scripts of a run's Pod may
+// hold once params are expanded (the API's Limits). A short reference
+// repeated in every step and a long value multiply: a Pod past this size would
+// be refused by the API server (at 3 MiB a request) or by etcd (1.5 MiB an
+// object), and building it could take the manager's memory.
+const maxPodText = 1 << 20
+
+// podTooLargeError says that a run's Pod would pass maxPodText.
+type podTooLargeError struct {
+	// size is what the Pod's images and scripts would hold, counted without
+	// building them.
+	size, limit int64
+}
+
+func (e *podTooLargeError) Error() string {
+	return fmt.Sprintf("with its params expanded, the Pod's images and scripts would hold %d bytes, over the limit of %d bytes (1 MiB)", e.size, e.limit)
+}
+
 // podForRun returns the Pod that runs task's steps for run, in order: every
 // step but the last is an init container, so that the kubelet runs them one
 // after another and stops at the first failure; the last is the container.
 // The caller sets the owner reference. task must have at least one step,
-// which the CRD's schema guarantees.
-func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]string, activeDeadlineSeconds *int64) *corev1.Pod {
+// which the CRD's schema guarantees. A Pod whose images and scripts would pass
+// maxPodText once values are substituted is a *podTooLargeError, found by
+// counting: no more than maxPodText bytes of it are ever built.
+func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]string, activeDeadlineSeconds *int64) (*corev1.Pod, error) {
+	budget := params.NewBudget(maxPodText)
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
-		containers[i] = containerForStep(step, values)
+		containers[i] = containerForStep(step, values, budget)
 		stepNames[i] = step.Name
+	}
+	if budget.Exceeded() {
+		return nil, &podTooLargeError{size: budget.Used(), limit: budget.Limit()}
 	}
 	last := len(containers) - 1
 	var initContainers []corev1.Container
@@ -114,18 +139,19 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 	if names, needed := podnames.StepNamesAnnotation(stepNames); needed {
 		pod.Annotations = map[string]string{podnames.AnnotationStepNames: names}
 	}
-	return pod
+	return pod, nil
 }
 
 // containerForStep returns step's container with values substituted into its
-// image and script. An empty script runs the image's own entrypoint.
-func containerForStep(step v1beta1.Step, values map[string]string) corev1.Container {
+// image and script, charged to budget. An empty script runs the image's own
+// entrypoint.
+func containerForStep(step v1beta1.Step, values map[string]string, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
 		Name:  podnames.StepContainer(step.Name),
-		Image: params.Substitute(step.Image, values),
+		Image: budget.Substitute(step.Image, values),
 	}
 	if step.Script != "" {
-		c.Command = []string{"/bin/sh", "-c", params.Substitute(step.Script, values)}
+		c.Command = []string{"/bin/sh", "-c", budget.Substitute(step.Script, values)}
 	}
 	return c
 }

@@ -3,6 +3,8 @@ package controllers
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -155,13 +157,68 @@ func TestPodForRun(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, tc.values, tc.deadline)
+			got, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, tc.values, tc.deadline)
+			if err != nil {
+				t.Fatal(err)
+			}
 			want := &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "run-pod", Labels: labels, Annotations: tc.wantAnnotations},
 				Spec:       tc.want,
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("podForRun() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPodForRunBudget: a Pod whose images and scripts, params expanded, pass
+// 1 MiB is an error that gives the size, found without building it.
+func TestPodForRunBudget(t *testing.T) {
+	bomb := strings.Repeat("echo $(params.x)\n", 1000)
+	manySteps := func(n int, script string) *v1beta1.Task {
+		w := wrappers.Task("ns", "t").Param("x")
+		for i := range n {
+			w.Step(fmt.Sprintf("s%d", i), "alpine", script)
+		}
+		return w.Obj()
+	}
+	tests := map[string]struct {
+		task    *v1beta1.Task
+		value   string
+		wantErr *podTooLargeError
+	}{
+		"exactly 1 MiB": {
+			// One step: the image's 6 bytes and a script of the rest.
+			task:  manySteps(1, "$(params.x)"),
+			value: strings.Repeat("v", maxPodText-len("alpine")),
+		},
+		"one byte over": {
+			task:    manySteps(1, "$(params.x)"),
+			value:   strings.Repeat("v", maxPodText-len("alpine")+1),
+			wantErr: &podTooLargeError{size: maxPodText + 1, limit: maxPodText},
+		},
+		"the bomb: 20 steps of 1,000 references to 64 KiB": {
+			task:  manySteps(20, bomb),
+			value: strings.Repeat("v", 64<<10),
+			wantErr: &podTooLargeError{
+				size:  20 * (int64(len("alpine")) + int64(len(bomb)) + 1000*(64<<10-int64(len("$(params.x)")))),
+				limit: maxPodText,
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, map[string]string{"x": tc.value}, nil)
+			var got *podTooLargeError
+			if err != nil && !errors.As(err, &got) {
+				t.Fatalf("podForRun() error %v, want a *podTooLargeError", err)
+			}
+			if diff := cmp.Diff(tc.wantErr, got, cmp.AllowUnexported(podTooLargeError{})); diff != "" {
+				t.Errorf("podForRun() error (-want +got):\n%s", diff)
+			}
+			if (pod == nil) != (tc.wantErr != nil) {
+				t.Errorf("podForRun() returned Pod %v with error %v, want exactly one", pod != nil, err)
 			}
 		})
 	}
@@ -200,8 +257,11 @@ func TestStoppingDeadline(t *testing.T) {
 }
 
 func TestNeverStarted(t *testing.T) {
-	pod := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(),
+	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(),
 		wrappers.Task("ns", "t").Step("a", "alpine", "").Step("b", "alpine", "").Obj(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		status corev1.PodStatus
 		want   bool

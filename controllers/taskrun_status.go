@@ -92,6 +92,11 @@ func podRejected(err error) *outcome {
 	return failed(v1beta1.ReasonPodFailed, "the API server rejected the Pod: %v", err)
 }
 
+// podTooLarge is the outcome of a run whose Pod would pass maxPodText.
+func podTooLarge(err *podTooLargeError) *outcome {
+	return failed(v1beta1.ReasonInvalidParams, "%v; no Pod was created", err)
+}
+
 func podDeleted(podName string) *outcome {
 	return failed(v1beta1.ReasonPodFailed, "Pod %q was deleted before the run finished", podName)
 }

@@ -167,22 +167,30 @@ func (f metricFamilies) runAndPodWrites() float64 {
 }
 
 // rssMB is the resident set of process pid in MB, from /proc.
-func rssMB(tb testing.TB, pid int) float64 {
+func rssMB(tb testing.TB, pid int) float64 { return procStatusMB(tb, pid, "VmRSS") }
+
+// peakRSSMB is the largest resident set that process pid has had in its
+// life, in MB (VmHWM), from /proc.
+func peakRSSMB(tb testing.TB, pid int) float64 { return procStatusMB(tb, pid, "VmHWM") }
+
+// procStatusMB reads the field of /proc/PID/status that key names, in kB
+// there, in MB.
+func procStatusMB(tb testing.TB, pid int, key string) float64 {
 	tb.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
 			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
 			if err != nil {
-				tb.Fatalf("reading VmRSS %q: %v", line, err)
+				tb.Fatalf("reading %s %q: %v", key, line, err)
 			}
 			return float64(kb) / 1024
 		}
 	}
-	tb.Fatalf("no VmRSS in /proc/%d/status", pid)
+	tb.Fatalf("no %s in /proc/%d/status", key, pid)
 	return 0
 }
 
