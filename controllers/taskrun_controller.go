@@ -58,6 +58,9 @@ type TaskRunReconciler struct {
 	now func() time.Time
 	// writes knows the controller's last status write to each run.
 	writes writeLog
+	// retries is the controller's work queue rate limiter; SetupWithManager
+	// sets it.
+	retries *retryLimiter
 }
 
 // RBAC: exactly what the reconciler and its watches use. Pod patch lowers
@@ -84,6 +87,7 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("minitask-controller")
 	}
+	r.retries = newRetryLimiter(r.now)
 	workers := r.MaxConcurrentReconciles
 	if workers <= 0 {
 		workers = DefaultMaxConcurrentReconciles
@@ -105,7 +109,7 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1beta1.Task{},
 			handler.EnqueueRequestsFromMapFunc(runsWaitingFor(mgr.GetClient())),
 			builder.WithPredicates(taskCreated)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: r.retries}).
 		Complete(r)
 }
 

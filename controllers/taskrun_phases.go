@@ -2,10 +2,8 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -240,106 +238,11 @@ func (r *TaskRunReconciler) stopPod(ctx context.Context, pod *corev1.Pod, now ti
 	return nil
 }
 
-// createPod creates the run's Pod from its Task, unless the run has one.
-func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
-	if s.pod != nil {
-		return nil
-	}
-	if s.otherPod != nil {
-		s.outcome = podInTheWay(s.run, s.otherPod)
-		return nil
-	}
-	task := &v1beta1.Task{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.run.Namespace, Name: s.run.Spec.TaskRef.Name}, task); err != nil {
-		if apierrors.IsNotFound(err) {
-			s.outcome = waitingForTask(s.run)
-			return nil
-		}
-		return fmt.Errorf("getting Task %s/%s: %w", s.run.Namespace, s.run.Spec.TaskRef.Name, err)
-	}
-	values, missing := paramValues(task, s.run)
-	if len(missing) > 0 {
-		s.outcome = invalidParams(missing)
-		return nil
-	}
-	deadline, _ := s.deadline()
-	pod, err := podForRun(s.run, task, values, activeDeadlineFor(s.timeout, deadline, s.now))
-	var tooLarge *podTooLargeError
-	switch {
-	case errors.As(err, &tooLarge):
-		s.outcome = podTooLarge(tooLarge)
-		return nil
-	case err != nil:
-		return fmt.Errorf("building the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
-	}
-	if err := r.confirmUnchanged(ctx, s.run); err != nil {
-		return err
-	}
-	if err := controllerutil.SetControllerReference(s.run, pod, r.Scheme); err != nil {
-		return fmt.Errorf("owning Pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	err = r.Client.Create(ctx, pod)
-	switch {
-	case err == nil:
-		log.FromContext(ctx).Info("created Pod", "pod", pod.Name, "task", task.Name, "steps", len(task.Spec.Steps))
-		s.pod, s.createdPod = pod, true
-		return nil
-	case apierrors.IsAlreadyExists(err):
-		// Created since findPod looked: track that Pod, never a second one.
-		if ferr := r.findPod(ctx, s); ferr != nil || (s.pod == nil && s.otherPod == nil) {
-			return fmt.Errorf("creating Pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		}
-		if s.otherPod != nil {
-			s.outcome = podInTheWay(s.run, s.otherPod)
-		}
-		return nil
-	case rejectedForGood(err):
-		// The API server will reject this Pod every time: retrying would only
-		// storm it. Its message says why, e.g. an image that a param made
-		// invalid, or the namespace's Pod Security level.
-		s.outcome = podRejected(err)
-		return nil
-	default:
-		s.outcome = unknown(v1beta1.ReasonPending, "creating Pod %q failed, retrying: %v", pod.Name, err)
-		return fmt.Errorf("creating Pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-}
-
-// podInTheWay is the outcome of a run whose Pod name is taken by a Pod it
-// does not control. An earlier TaskRun of the same name, deleted since, may
-// leave its Pod to the garbage collector for a while: the run waits for it to
-// go (its deletion enqueues the run) instead of failing a reused name.
-func podInTheWay(run *v1beta1.TaskRun, pod *corev1.Pod) *outcome {
-	if owner := metav1.GetControllerOf(pod); owner != nil && owner.Kind == "TaskRun" && owner.Name == run.Name &&
-		strings.HasPrefix(owner.APIVersion, v1beta1.GroupVersion.Group+"/") {
-		return unknown(v1beta1.ReasonPending, "waiting for Pod %q of an earlier TaskRun named %q to be deleted", pod.Name, run.Name)
-	}
-	return podNotOurs(pod.Name)
-}
-
 // trackProgress reports a Pod that is still going: Pending or Running.
 func trackProgress(_ context.Context, s *runScope) error {
 	if s.pod == nil {
 		return fmt.Errorf("no Pod to track for TaskRun %s/%s", s.run.Namespace, s.run.Name)
 	}
 	s.outcome = progressOutcome(s.pod, stepStates(s.pod))
-	return nil
-}
-
-// confirmUnchanged reads run from the API server before its Pod is created,
-// the one step that cannot be taken back: the cache may not show yet that
-// someone else finished the run (a v1alpha1 client setting phase Failed,
-// say), and a finished run must never start. A run changed since the cache
-// read it is reconciled again once the cache catches up: the status patch of
-// this reconcile fails on its resourceVersion, and the error requeues it.
-func (r *TaskRunReconciler) confirmUnchanged(ctx context.Context, run *v1beta1.TaskRun) error {
-	current := &v1beta1.TaskRun{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), current); err != nil {
-		return fmt.Errorf("reading TaskRun %s/%s before creating its Pod: %w", run.Namespace, run.Name, err)
-	}
-	if current.ResourceVersion != run.ResourceVersion {
-		return fmt.Errorf("TaskRun %s/%s changed since the cache read it (resourceVersion %s, now %s); not creating its Pod yet",
-			run.Namespace, run.Name, run.ResourceVersion, current.ResourceVersion)
-	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -71,25 +70,14 @@ func cancelled(run *v1beta1.TaskRun) *outcome {
 	return failed(v1beta1.ReasonCancelled, "TaskRun %q was cancelled", run.Name)
 }
 
-// rejectedForGood reports whether the API server's refusal to create a Pod
-// will not change by retrying: an invalid Pod, or one that admission forbids
-// (Pod Security, a LimitRange, a denying admission webhook, a namespace being
-// deleted). Two Forbidden refusals pass with time, and are retried: a
-// ResourceQuota that is full until other Pods end, and the manager's own
-// missing permission, which its installer can grant.
-func rejectedForGood(err error) bool {
-	switch {
-	case apierrors.IsInvalid(err):
-		return true
-	case apierrors.IsForbidden(err):
-		msg := err.Error()
-		return !strings.Contains(msg, "exceeded quota") && !strings.Contains(msg, "cannot create resource")
-	}
-	return false
-}
-
 func podRejected(err error) *outcome {
 	return failed(v1beta1.ReasonPodFailed, "the API server rejected the Pod: %v", err)
+}
+
+// podRefused is the outcome of a run whose Pod the API server refused for a
+// reason that can pass (classifyRefusal): the run waits, saying why.
+func podRefused(podName, cause string, err error) *outcome {
+	return unknown(v1beta1.ReasonPending, "Pod %q not created yet: %s; retrying: %v", podName, cause, err)
 }
 
 // podTooLarge is the outcome of a run whose Pod would pass maxPodText.

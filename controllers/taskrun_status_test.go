@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -258,34 +255,6 @@ func TestApplyStatusMarksStoppedSteps(t *testing.T) {
 			applyStatus(run, tc.outcome, started, pod, now)
 			if diff := cmp.Diff(tc.want, run.Status.Steps); diff != "" {
 				t.Errorf("status.steps mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestRejectedForGood(t *testing.T) {
-	pods := schema.GroupResource{Resource: "pods"}
-	tests := map[string]struct {
-		err  error
-		want bool
-	}{
-		"invalid": {apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "p", nil), true},
-		"Pod Security": {apierrors.NewForbidden(pods, "p",
-			errors.New(`violates PodSecurity "restricted:latest": runAsNonRoot != true`)), true},
-		"namespace being deleted": {apierrors.NewForbidden(pods, "p",
-			errors.New("unable to create new content in namespace ns because it is being terminated")), true},
-		"full quota: retried": {apierrors.NewForbidden(pods, "p",
-			errors.New("exceeded quota: pods, requested: pods=1, used: pods=10, limited: pods=10")), false},
-		"the manager's own permission: retried": {apierrors.NewForbidden(pods, "p",
-			errors.New(`User "system:serviceaccount:minitask-system:minitask" cannot create resource "pods"`)), false},
-		"server busy: retried":   {apierrors.NewTooManyRequests("busy", 1), false},
-		"timeout: retried":       {apierrors.NewServerTimeout(pods, "create", 1), false},
-		"other failure: retried": {errors.New("connection refused"), false},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := rejectedForGood(tc.err); got != tc.want {
-				t.Errorf("rejectedForGood(%v) = %v, want %v", tc.err, got, tc.want)
 			}
 		})
 	}
