@@ -29,12 +29,12 @@ import (
 // CRDs are the CustomResourceDefinitions the manager migrates.
 var CRDs = []string{"tasks.minitask.dev", "taskruns.minitask.dev"}
 
-// DefaultBackoff paces the attempts of one CRD's migration: the first retry
+// defaultBackoff paces the attempts of one CRD's migration: the first retry
 // after a second, then twice as long each time, at most 5 minutes apart.
 // Retries go on for as long as the manager leads, so that fixing what denied
 // an object (a policy, say) completes the migration without a restart; each
 // costs only the objects that failed.
-var DefaultBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: 5 * time.Minute}
+var defaultBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: 5 * time.Minute}
 
 // The RBAC the migration needs, scoped to our two CRDs by name; Events on the
 // CRDs say when objects cannot be rewritten.
@@ -57,7 +57,7 @@ type Migrator struct {
 	Recorder events.EventRecorder
 	// CRDs to migrate; defaults to CRDs.
 	CRDs []string
-	// Backoff paces the retries; zero means DefaultBackoff.
+	// Backoff paces the retries; zero means defaultBackoff.
 	Backoff wait.Backoff
 
 	mu sync.Mutex
@@ -91,7 +91,7 @@ func (m *Migrator) migrateUntilDone(ctx context.Context, name string) {
 	log := logf.FromContext(ctx).WithName("storage-migration").WithValues("crd", name)
 	backoff := m.Backoff
 	if backoff.Duration == 0 {
-		backoff = DefaultBackoff
+		backoff = defaultBackoff
 	}
 	// DelayFunc, unlike ExponentialBackoff, keeps retrying once the delay
 	// reaches the cap (ExponentialBackoff stops there).
