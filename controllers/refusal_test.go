@@ -140,9 +140,12 @@ func TestTimeoutWhileRefused(t *testing.T) {
 	}
 	// 100 ms doubling: attempts at 0, 0.1, 0.3, 0.7, 1.5, 3.1 s and at the
 	// deadline, give or take those a status write's own event adds.
-	if n := countVerb(h.writes.of("full-pod"), "create"); n > 10 {
+	n := countVerb(h.writes.of("full-pod"), "create")
+	if n > 10 {
 		t.Errorf("%d attempts to create the Pod in %v, want a backoff (at most 10)", n, timeout)
 	}
+	t.Logf("%d attempts to create the Pod, at %s; timed out %v after the start", n, attemptTimes(h.writes.of("full-pod"), "create"),
+		run.Status.CompletionTime.Sub(run.Status.StartTime.Time))
 	if n := countVerb(h.writes.of("full"), "patch status"); n != 2 {
 		t.Errorf("%d status writes, want 2 (Pending, then TaskRunTimeout): %+v", n, h.writes.of("full"))
 	}
@@ -271,4 +274,21 @@ func denyPodsPolicy(ns string) (*admissionregistrationv1.ValidatingAdmissionPoli
 		},
 	}
 	return policy, binding
+}
+
+// attemptTimes says when the writes of a verb were attempted, in seconds
+// after the first.
+func attemptTimes(writes []write, verb string) string {
+	var times []string
+	var first time.Time
+	for _, w := range writes {
+		if w.Verb != verb {
+			continue
+		}
+		if first.IsZero() {
+			first = w.At
+		}
+		times = append(times, fmt.Sprintf("%.2fs", w.At.Sub(first).Seconds()))
+	}
+	return strings.Join(times, ", ")
 }

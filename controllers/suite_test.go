@@ -197,6 +197,8 @@ type write struct {
 	Verb, Kind, Name string
 	// Err is the error the API server answered, if any.
 	Err string
+	// At is when the write was attempted.
+	At time.Time
 }
 
 // countingClient counts the writes the controller attempts through it,
@@ -213,7 +215,7 @@ func (c *countingClient) record(verb string, obj client.Object, call func() erro
 	gvk, _ := c.GroupVersionKindFor(obj)
 	c.mu.Lock()
 	i := len(c.writes)
-	c.writes = append(c.writes, write{Verb: verb, Kind: gvk.Kind, Name: obj.GetName()})
+	c.writes = append(c.writes, write{Verb: verb, Kind: gvk.Kind, Name: obj.GetName(), At: time.Now()})
 	c.mu.Unlock()
 	err := call()
 	if err != nil {
