@@ -1,5 +1,6 @@
 // Package webhooks registers every minitask webhook with a manager: conversion
-// for both kinds and admission validation of v1beta1 Tasks.
+// for both kinds, validation of Tasks' param references, and the guard of
+// the conversion annotation (webhooks/stashguard) for both kinds.
 package webhooks
 
 import (
@@ -9,6 +10,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
+	"github.com/minitask-dev/minitask/webhooks/stashguard"
 	"github.com/minitask-dev/minitask/webhooks/validation"
 )
 
@@ -33,6 +35,9 @@ func SetupWithManager(mgr ctrl.Manager) error {
 		Complete()
 	if err != nil {
 		return fmt.Errorf("registering the TaskRun webhooks: %w", err)
+	}
+	if err := stashguard.Register(mgr); err != nil {
+		return fmt.Errorf("registering the conversion annotation's guard: %w", err)
 	}
 	return nil
 }

@@ -62,4 +62,3 @@ func TestConvertIsOurHandler(t *testing.T) {
 		t.Errorf("/convert answered HTTP %d: %s; want the malformed TaskRun passed through", recorder.Code, recorder.Body)
 	}
 }
-

@@ -7,19 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testenv"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
@@ -127,63 +124,15 @@ spec:
 }
 
 // putInEtcd stores object (JSON of a Task or TaskRun) under name in ns
-// directly in etcd, past every check of the API server, as an earlier
-// release may have.
+// directly in etcd, as an earlier release may have.
 func putInEtcd(t *testing.T, resource, ns, name, object string) {
 	t.Helper()
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(object), &obj); err != nil {
-		t.Fatal(err)
-	}
-	obj["metadata"] = map[string]any{"name": name, "namespace": ns, "uid": string(uuid.NewUUID()),
-		"creationTimestamp": time.Now().UTC().Format(time.RFC3339)}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{env.EtcdEndpoint}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("connecting to etcd: %v", err)
-	}
-	defer etcd.Close()
-	key := "/registry/minitask.dev/" + resource + "/" + ns + "/" + name
-	if _, err := etcd.Put(context.Background(), key, string(data)); err != nil {
-		t.Fatalf("writing %s to etcd: %v", key, err)
-	}
-	// The API server learns of it through its watch of etcd.
-	probe := &unstructured.Unstructured{}
-	probe.SetAPIVersion(v1beta1.GroupVersion.String())
-	probe.SetKind(map[string]string{"tasks": "Task", "taskruns": "TaskRun"}[resource])
-	deadline := time.Now().Add(10 * time.Second)
-	for env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, probe) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the API server does not see %s", key)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	env.PutInEtcd(t, resource, ns, name, []byte(object))
 }
 
-// passthroughCount reads minitask_conversion_passthrough_total{kind} from
-// controller-runtime's registry, where the webhook manager in this process
-// counts.
+// passthroughCount reads minitask_conversion_passthrough_total{kind}, which
+// the webhook manager in this process counts.
 func passthroughCount(t *testing.T, kind string) float64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, family := range families {
-		if family.GetName() != "minitask_conversion_passthrough_total" {
-			continue
-		}
-		for _, m := range family.GetMetric() {
-			for _, label := range m.GetLabel() {
-				if label.GetName() == "kind" && label.GetValue() == kind {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no minitask_conversion_passthrough_total{kind=%q} registered", kind)
-	return 0
+	return testenv.CounterValue(t, "minitask_conversion_passthrough_total", map[string]string{"kind": kind})
 }

@@ -1,0 +1,177 @@
+package stashguard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
+)
+
+// object is a pointer to an API type.
+type object[T any] interface {
+	*T
+	client.Object
+}
+
+// guard judges the writes of one kind (H its v1beta1 type, S its v1alpha1
+// one) that reach it through its webhook's match conditions: every v1alpha1
+// write, and v1beta1 writes big enough that their v1alpha1 annotations
+// might pass the API server's limit. With matchPolicy Exact it receives
+// each object in the version it was written, oldObject as the v1alpha1
+// client saw it included, and converts with the functions the API server's
+// conversion calls.
+type guard[H, S any, PH object[H], PS object[S]] struct {
+	kind  string
+	rules *hubRules
+	toHub func(context.Context, PS, PH) error
+	// stashed names the fields the stash carries, for messages.
+	stashed string
+}
+
+var _ admission.Handler = &guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task]{}
+
+// Handle refuses a write that would lose or forge what the conversion
+// annotation carries: see the package documentation.
+func (g *guard[H, S, PH, PS]) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	var errs field.ErrorList
+	switch req.Kind.Version {
+	case v1alpha1.GroupVersion.Version:
+		errs = g.judgeSpokeWrite(ctx, req)
+	case v1beta1.GroupVersion.Version:
+		errs = g.judgeHubWrite(req)
+	default:
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("unknown version %q of %s", req.Kind.Version, g.kind))
+	}
+	if len(errs) == 0 {
+		return admission.Allowed("")
+	}
+	status := apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: g.kind}, req.Name, errs).Status()
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
+}
+
+// judgeSpokeWrite judges a v1alpha1 write by what it stores: its v1beta1
+// form, under every v1beta1 rule, and the annotations of its v1alpha1 form.
+// A write to an object whose stash was omitted is refused outright.
+func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission.Request) field.ErrorList {
+	_, hub, err := g.decodeSpoke(ctx, req.Object.Raw)
+	if err != nil {
+		return field.ErrorList{g.undecodable(err)}
+	}
+	var oldHub PH
+	if req.Operation == admissionv1.Update {
+		oldSpoke, h, err := g.decodeSpoke(ctx, req.OldObject.Raw)
+		if err != nil {
+			return field.ErrorList{g.undecodable(err)}
+		}
+		if oldSpoke.GetAnnotations()[conversion.AnnotationConversionDataOmitted] == "true" {
+			return field.ErrorList{g.omitted()}
+		}
+		oldHub = h
+	}
+
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(hub)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, fmt.Errorf("the v1beta1 form of %s: %w", g.kind, err))}
+	}
+	var errs field.ErrorList
+	switch {
+	case oldHub == nil:
+		errs = g.rules.validateCreate(ctx, obj)
+	default:
+		old, err := runtime.DefaultUnstructuredConverter.ToUnstructured(oldHub)
+		if err != nil {
+			return field.ErrorList{field.InternalError(nil, fmt.Errorf("the stored v1beta1 form of %s: %w", g.kind, err))}
+		}
+		if req.SubResource == "status" {
+			errs = g.rules.validateStatusUpdate(ctx, obj, old)
+		} else {
+			errs = g.rules.validateUpdate(ctx, obj, old)
+		}
+	}
+	if req.SubResource != "status" {
+		errs = append(errs, g.checkSize(hub, nil)...)
+	}
+	return errs
+}
+
+// judgeHubWrite refuses a v1beta1 write that takes the object's v1alpha1
+// annotations past the API server's limit. An object already past it is
+// let through (it reads through v1alpha1 without its stash), and so is one
+// no typed decode takes: its v1alpha1 form is passed through as stored,
+// with no stash. Status writes never reach it (match conditions): the
+// controller must always be able to record how a run ends.
+func (g *guard[H, S, PH, PS]) judgeHubWrite(req admission.Request) field.ErrorList {
+	hub := PH(new(H))
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, hub); err != nil {
+		return nil
+	}
+	var old PH
+	if req.Operation == admissionv1.Update {
+		old = PH(new(H))
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, old); err != nil {
+			old = nil
+		}
+	}
+	return g.checkSize(hub, old)
+}
+
+// checkSize refuses hub when its v1alpha1 annotations, stash included, pass
+// the API server's limit, unless old (when not nil) passed it already.
+func (g *guard[H, S, PH, PS]) checkSize(hub, old PH) field.ErrorList {
+	size, err := conversion.SpokeAnnotationsSize(hub)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata", "annotations"), err)}
+	}
+	if size <= conversion.MaxAnnotationsBytes {
+		return nil
+	}
+	if old != nil {
+		if oldSize, err := conversion.SpokeAnnotationsSize(old); err == nil && oldSize > conversion.MaxAnnotationsBytes {
+			return nil
+		}
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations"), field.OmitValueType{}, fmt.Sprintf(
+		"read through minitask.dev/v1alpha1, this %s needs %d bytes of annotations, more than the API server's limit of %d: "+
+			"%s carries its %s for v1alpha1 clients; make them (or the annotations) shorter",
+		g.kind, size, conversion.MaxAnnotationsBytes, conversion.AnnotationConversionData, g.stashed))}
+}
+
+// decodeSpoke decodes a v1alpha1 object and converts it to v1beta1 as the
+// API server's conversion will.
+func (g *guard[H, S, PH, PS]) decodeSpoke(ctx context.Context, raw []byte) (PS, PH, error) {
+	spoke, hub := PS(new(S)), PH(new(H))
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, spoke); err != nil {
+		return nil, nil, err
+	}
+	if err := g.toHub(ctx, spoke, hub); err != nil {
+		return nil, nil, err
+	}
+	hub.GetObjectKind().SetGroupVersionKind(v1beta1.GroupVersion.WithKind(g.kind))
+	return spoke, hub, nil
+}
+
+func (g *guard[H, S, PH, PS]) undecodable(err error) *field.Error {
+	return field.Invalid(nil, field.OmitValueType{}, fmt.Sprintf(
+		"this %s cannot be converted to minitask.dev/v1beta1 (%v); write it through minitask.dev/v1beta1", g.kind, err))
+}
+
+func (g *guard[H, S, PH, PS]) omitted() *field.Error {
+	return field.Forbidden(field.NewPath("metadata", "annotations").Key(conversion.AnnotationConversionDataOmitted), fmt.Sprintf(
+		"this %s's %s do not fit the annotations of its v1alpha1 form, so a v1alpha1 write would lose them; "+
+			"write it through minitask.dev/v1beta1", g.kind, g.stashed))
+}

@@ -1,0 +1,74 @@
+// Package stashguard is the validating webhook that keeps the conversion
+// annotation conversion's own channel, never an API, and keeps every object
+// readable through v1alpha1 (API.md, "Conversion under stress"):
+//
+//   - A v1alpha1 write is judged after conversion by every v1beta1 rule (the
+//     v1beta1 CRD's schema, list types and CEL, TaskRun spec immutability
+//     included), so that a hand-edited minitask.dev/conversion-data cannot
+//     store what v1beta1 refuses. v1beta1 writes need no webhook for this:
+//     the API server applies those rules itself.
+//   - A write that would take an object's v1alpha1 annotations, stash
+//     included, past the API server's 256 KiB is refused, with the size.
+//   - A v1alpha1 write to an object whose stash conversion had to omit
+//     (minitask.dev/conversion-data-omitted) is refused: it would lose
+//     what the stash would have held.
+//
+// Its match conditions send it every v1alpha1 write, which needs the manager
+// anyway (conversion), and of v1beta1 writes only those of objects whose
+// text could take the annotations past the limit: the condition bounds the
+// stash's size from above, counting six bytes (JSON's worst escape, \u003c)
+// for every character of a field the stash carries, four for every
+// character of an annotation value, and a generous constant per list item.
+// Every other v1beta1 write, the controller's status writes among them,
+// keeps working while the webhook is down.
+package stashguard
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/config/crd"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
+)
+
+// The paths the webhooks are served at, as in the markers below.
+const (
+	TaskPath    = "/validate-minitask-dev-task-stash"
+	TaskRunPath = "/validate-minitask-dev-taskrun-stash"
+)
+
+// +kubebuilder:webhook:path=/validate-minitask-dev-task-stash,mutating=false,failurePolicy=fail,sideEffects=None,groups=minitask.dev,resources=tasks,verbs=create;update,versions=v1alpha1;v1beta1,matchPolicy=Exact,name=vtask-stash.minitask.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"v1alpha1-or-big","expression":"request.requestKind.version == 'v1alpha1' || (has(object.metadata.annotations) ? object.metadata.annotations.map(k, size(k) + 4 * size(object.metadata.annotations[k])).sum() : 0) + (has(object.spec) && has(object.spec.description) ? 6 * size(object.spec.description) : 0) + (has(object.spec) && has(object.spec.params) ? object.spec.params.map(p, 128 + 6 * (size(p.name) + (has(p.description) ? size(p.description) : 0) + (has(p.default) ? size(p.default) : 0))).sum() : 0) + 1024 > 262144"}]}`
+// +kubebuilder:webhook:path=/validate-minitask-dev-taskrun-stash,mutating=false,failurePolicy=fail,sideEffects=None,groups=minitask.dev,resources=taskruns;taskruns/status,verbs=create;update,versions=v1alpha1;v1beta1,matchPolicy=Exact,name=vtaskrun-stash.minitask.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"v1alpha1-or-big","expression":"request.requestKind.version == 'v1alpha1' || !has(request.subResource) && (has(object.metadata.annotations) ? object.metadata.annotations.map(k, size(k) + 4 * size(object.metadata.annotations[k])).sum() : 0) + (has(object.spec) && has(object.spec.params) ? object.spec.params.map(p, 64 + 6 * (size(p.name) + size(p.value))).sum() : 0) + (has(object.spec) && has(object.spec.timeout) ? 2 * size(object.spec.timeout) : 0) + (has(object.status) && has(object.status.conditions) ? object.status.conditions.map(c, 256 + 6 * ((has(c.type) ? size(c.type) : 0) + (has(c.status) ? size(c.status) : 0) + (has(c.reason) ? size(c.reason) : 0) + (has(c.message) ? size(c.message) : 0))).sum() : 0) + (has(object.status) && has(object.status.steps) ? object.status.steps.map(s, 256 + 6 * ((has(s.name) ? size(s.name) : 0) + (has(s.reason) ? size(s.reason) : 0))).sum() : 0) + 1024 > 262144"}]}`
+
+// Register serves both webhooks on mgr's webhook server.
+func Register(mgr ctrl.Manager) error {
+	taskRules, err := loadHubRules(crd.TasksFile, v1beta1.GroupVersion.Version)
+	if err != nil {
+		return fmt.Errorf("loading the v1beta1 Task rules: %w", err)
+	}
+	runRules, err := loadHubRules(crd.TaskRunsFile, v1beta1.GroupVersion.Version)
+	if err != nil {
+		return fmt.Errorf("loading the v1beta1 TaskRun rules: %w", err)
+	}
+	server := mgr.GetWebhookServer()
+	server.Register(TaskPath, webhook(&guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task]{
+		kind: "Task", rules: taskRules, toHub: conversion.ConvertTaskToHub,
+		stashed: "spec.description and spec.params",
+	}))
+	server.Register(TaskRunPath, webhook(&guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun]{
+		kind: "TaskRun", rules: runRules, toHub: conversion.ConvertTaskRunToHub,
+		stashed: "spec.params, spec.timeout, spec.status, status.conditions and status.steps",
+	}))
+	return nil
+}
+
+// webhook serves h as an admission webhook that answers a panic with an
+// error rather than dropping the connection.
+func webhook(h admission.Handler) *admission.Webhook {
+	recoverPanic := true
+	return &admission.Webhook{Handler: h, RecoverPanic: &recoverPanic}
+}
