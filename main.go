@@ -21,6 +21,7 @@ import (
 
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/certs"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
 	"github.com/minitask-dev/minitask/webhooks"
@@ -67,7 +68,7 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.webhookCertPath, "webhook-cert-path", "", "The directory holding the webhook server's certificate.")
 	flag.StringVar(&o.webhookCertName, "webhook-cert-name", "tls.crt", "The webhook certificate file's name.")
 	flag.StringVar(&o.webhookCertKey, "webhook-cert-key", "tls.key", "The webhook key file's name.")
-	flag.DurationVar(&o.defaultTimeout, "default-timeout", time.Hour,
+	flag.DurationVar(&o.defaultTimeout, "default-timeout", runstate.DefaultTimeout,
 		"The timeout of a TaskRun whose spec.timeout is absent; 0 means none.")
 	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", controllers.DefaultMaxConcurrentReconciles,
 		"How many TaskRuns are reconciled at once.")

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // taskRefIndex indexes TaskRuns by the Task they run, so that a Task's
@@ -32,7 +33,7 @@ func CacheOptions() cache.Options {
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {
-				Label:     labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue}),
+				Label:     labels.SelectorFromSet(labels.Set{runstate.LabelManagedBy: runstate.ManagedByValue}),
 				Transform: trimPod,
 			},
 		},
@@ -64,7 +65,7 @@ func runsWaitingFor(reader client.Reader) handler.MapFunc {
 		}
 		var requests []reconcile.Request
 		for i := range runs.Items {
-			if isWaitingForTask(&runs.Items[i]) {
+			if runstate.WaitingForTask(&runs.Items[i]) {
 				requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&runs.Items[i])})
 			}
 		}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // DefaultMaxConcurrentReconciles is the default of --max-concurrent-reconciles.
@@ -126,7 +127,7 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	// A finished run is final whatever happens to its Pod, and a run being
 	// deleted is going away: neither is ever written again.
-	if isFinished(run) || !run.DeletionTimestamp.IsZero() {
+	if runstate.Finished(run) || !run.DeletionTimestamp.IsZero() {
 		r.writes.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}

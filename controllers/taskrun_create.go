@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file is the phase that creates a run's Pod: the one write that cannot
@@ -36,13 +37,13 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		}
 		return fmt.Errorf("getting Task %s/%s: %w", s.run.Namespace, s.run.Spec.TaskRef.Name, err)
 	}
-	values, missing := paramValues(task, s.run)
+	values, missing := runstate.ParamValues(task, s.run)
 	if len(missing) > 0 {
 		s.outcome = invalidParams(missing)
 		return nil
 	}
-	deadline, hasDeadline := s.deadline()
-	pod, err := podForRun(s.run, task, values, activeDeadlineFor(s.timeout, deadline, s.now))
+	deadline := s.deadline()
+	pod, err := podForRun(s.run, task, values, deadline.ActiveDeadlineSeconds(s.now))
 	var tooLarge *podTooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -84,8 +85,8 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 	// The error retries the run with the work queue's backoff, but never
 	// later than its deadline, when it times out.
 	s.outcome = podRefused(pod.Name, refused.cause, err)
-	if hasDeadline && r.retries != nil {
-		r.retries.retryBy(client.ObjectKeyFromObject(s.run), deadline)
+	if at, ok := deadline.Time(); ok && r.retries != nil {
+		r.retries.retryBy(client.ObjectKeyFromObject(s.run), at)
 	}
 	return fmt.Errorf("creating Pod %s/%s (%s): %w", pod.Namespace, pod.Name, refused.cause, err)
 }

@@ -15,13 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
-
-// deadlineSlack is how long before the run's deadline, by the controller's
-// clock, a Pod stopped at its activeDeadlineSeconds still counts as timed out:
-// the kubelet counts on its own clock, from when it took the Pod up, in whole
-// seconds.
-const deadlineSlack = 5 * time.Second
 
 // runScope carries what the phases of one reconcile share.
 type runScope struct {
@@ -47,15 +42,11 @@ type runScope struct {
 }
 
 func (r *TaskRunReconciler) newRunScope(run *v1beta1.TaskRun) *runScope {
-	timeout := r.DefaultTimeout
-	if run.Spec.Timeout != nil {
-		timeout = run.Spec.Timeout.Duration
-	}
 	now := time.Now()
 	if r.now != nil {
 		now = r.now()
 	}
-	return &runScope{run: run, original: run.DeepCopy(), now: now, timeout: max(timeout, 0)}
+	return &runScope{run: run, original: run.DeepCopy(), now: now, timeout: runstate.Timeout(run, r.DefaultTimeout)}
 }
 
 // startTime is when the run started: as recorded; else, when a crash kept an
@@ -72,36 +63,27 @@ func (s *runScope) startTime() time.Time {
 	}
 }
 
-// deadline is when the run times out, if it has a timeout.
-func (s *runScope) deadline() (time.Time, bool) {
-	return s.startTime().Add(s.timeout), s.timeout > 0
+// deadline is when the run times out.
+func (s *runScope) deadline() runstate.Deadline {
+	return runstate.DeadlineFor(s.startTime(), s.timeout)
 }
 
 // timedOut reports whether the run's deadline has passed.
 func (s *runScope) timedOut() bool {
-	deadline, ok := s.deadline()
-	return ok && !s.now.Before(deadline)
+	return s.deadline().Passed(s.now)
 }
 
 // untilDeadline is how long the run has left, for a run that goes on and has
 // a timeout, so that it is reconciled again at its deadline; else 0.
 func (s *runScope) untilDeadline() time.Duration {
-	deadline, ok := s.deadline()
-	if !ok || s.outcome.finished() {
+	if s.outcome.finished() {
 		return 0
 	}
-	if left := deadline.Sub(s.now); left > 0 {
-		return left
-	}
-	return time.Second
+	return s.deadline().RecheckIn(s.now)
 }
 
 func (s *runScope) statusChanged() bool {
 	return !equality.Semantic.DeepEqual(s.original.Status, s.run.Status)
-}
-
-func cancelRequested(run *v1beta1.TaskRun) bool {
-	return run.Spec.Status == v1beta1.TaskRunSpecStatusCancelled
 }
 
 // findPod finds the run's Pod: the one its status names, else the one with
@@ -109,7 +91,7 @@ func cancelRequested(run *v1beta1.TaskRun) bool {
 func (r *TaskRunReconciler) findPod(ctx context.Context, s *runScope) error {
 	name, claimed := s.run.Status.PodName, true
 	if name == "" {
-		name, claimed = podNameFor(s.run), false
+		name, claimed = runstate.PodName(s.run), false
 	}
 	pod, err := r.getPod(ctx, s.run.Namespace, name)
 	if err != nil || pod == nil {
@@ -119,7 +101,7 @@ func (r *TaskRunReconciler) findPod(ctx context.Context, s *runScope) error {
 		s.otherPod = pod
 		return nil
 	}
-	if !isManaged(pod) {
+	if !runstate.IsManaged(pod) {
 		if err := r.adoptPod(ctx, s.run, pod); err != nil {
 			return err
 		}
@@ -155,7 +137,7 @@ func (r *TaskRunReconciler) adoptPod(ctx context.Context, run *v1beta1.TaskRun, 
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
-	maps.Copy(pod.Labels, podLabels(run))
+	maps.Copy(pod.Labels, runstate.PodLabels(run))
 	if metav1.GetControllerOf(pod) == nil {
 		if err := controllerutil.SetControllerReference(run, pod, r.Scheme); err != nil {
 			return fmt.Errorf("adopting Pod %s/%s: %w", pod.Namespace, pod.Name, err)
@@ -181,11 +163,10 @@ func finishIfPodEnded(_ context.Context, s *runScope) error {
 		// The Pod's deadline is the run's timeout, or was lowered to stop a
 		// cancelled run by a reconcile that crashed before recording it. Only
 		// a deadline that someone else set makes this a Pod failure.
-		deadline, ok := s.deadline()
 		switch {
-		case cancelRequested(s.run):
+		case runstate.CancelRequested(s.run):
 			o = cancelled(s.run)
-		case ok && !s.now.Before(deadline.Add(-deadlineSlack)):
+		case s.deadline().StoppedPod(s.now):
 			o = timedOut(s.run, s.timeout)
 		}
 	}
@@ -197,7 +178,7 @@ func finishIfPodEnded(_ context.Context, s *runScope) error {
 func (r *TaskRunReconciler) stopIfRequested(ctx context.Context, s *runScope) error {
 	var o *outcome
 	switch {
-	case cancelRequested(s.run):
+	case runstate.CancelRequested(s.run):
 		o = cancelled(s.run)
 	case s.timedOut():
 		o = timedOut(s.run, s.timeout)
@@ -225,7 +206,7 @@ func (r *TaskRunReconciler) stopPod(ctx context.Context, pod *corev1.Pod, now ti
 		logger.Info("deleted Pod that never started")
 		return nil
 	}
-	deadline := stoppingDeadline(pod, now)
+	deadline := runstate.StoppingDeadlineSeconds(pod.Status.StartTime.Time, now)
 	if current := pod.Spec.ActiveDeadlineSeconds; current != nil && *current <= deadline {
 		return nil
 	}

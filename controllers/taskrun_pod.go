@@ -2,83 +2,25 @@ package controllers
 
 import (
 	"fmt"
-	"math"
-	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/params"
-	"github.com/minitask-dev/minitask/internal/podnames"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file builds the one Pod that runs a TaskRun. Everything here is pure, so
 // the Pod's shape is tested without an API server.
 
+// LabelManagedBy, ManagedByValue and LabelTaskRun are runstate's, named here
+// too for test/e2e until it imports runstate itself.
 const (
-	// LabelManagedBy marks every Pod that minitask runs; the manager's cache
-	// holds only Pods with this label (see CacheOptions).
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// ManagedByValue is LabelManagedBy's value on minitask's Pods.
-	ManagedByValue = "minitask"
-	// LabelTaskRun names the TaskRun a Pod runs, or a hash-suffixed form of a
-	// name too long for a label value.
-	LabelTaskRun = "minitask.dev/taskrun"
-
-	// podNameSuffix ends the name of a run's Pod: RUN-pod.
-	podNameSuffix = "-pod"
+	LabelManagedBy = runstate.LabelManagedBy
+	ManagedByValue = runstate.ManagedByValue
+	LabelTaskRun   = runstate.LabelTaskRun
 )
-
-// podNameFor returns the deterministic name of run's Pod. Being derived from
-// the run's name only, it is what makes Pod creation idempotent: a controller
-// that crashed between creating the Pod and recording it finds the same name.
-func podNameFor(run *v1beta1.TaskRun) string {
-	return podnames.Bounded(run.Name, podNameSuffix)
-}
-
-// taskRunLabelValue returns the value of LabelTaskRun for run.
-func taskRunLabelValue(run *v1beta1.TaskRun) string {
-	return podnames.Bounded(run.Name, "")
-}
-
-// podLabels returns the labels of run's Pod.
-func podLabels(run *v1beta1.TaskRun) map[string]string {
-	return map[string]string{
-		LabelManagedBy: ManagedByValue,
-		LabelTaskRun:   taskRunLabelValue(run),
-	}
-}
-
-// isManaged reports whether pod carries the label that puts it in the cache.
-func isManaged(pod *corev1.Pod) bool {
-	return pod.Labels[LabelManagedBy] == ManagedByValue
-}
-
-// paramValues returns the value of each param that task declares, the run's
-// value winning over the Task's default, and the sorted names of the params
-// that have neither. Values the Task does not declare are ignored.
-func paramValues(task *v1beta1.Task, run *v1beta1.TaskRun) (values map[string]string, missing []string) {
-	given := make(map[string]string, len(run.Spec.Params))
-	for _, p := range run.Spec.Params {
-		given[p.Name] = p.Value
-	}
-	values = make(map[string]string, len(task.Spec.Params))
-	for _, p := range task.Spec.Params {
-		switch v, ok := given[p.Name]; {
-		case ok:
-			values[p.Name] = v
-		case p.Default != nil:
-			values[p.Name] = *p.Default
-		default:
-			missing = append(missing, p.Name)
-		}
-	}
-	slices.Sort(missing)
-	return values, missing
-}
 
 // maxPodText is the most bytes that the images and scripts of a run's Pod may
 // hold once params are expanded (the API's Limits). A short reference
@@ -123,9 +65,9 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      podNameFor(run),
+			Name:      runstate.PodName(run),
 			Namespace: run.Namespace,
-			Labels:    podLabels(run),
+			Labels:    runstate.PodLabels(run),
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:         corev1.RestartPolicyNever,
@@ -136,8 +78,8 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 	}
 	// A step name too long for its container name is kept whole on the Pod,
 	// so that status.steps and kubectl task logs still name the step.
-	if names, needed := podnames.StepNamesAnnotation(stepNames); needed {
-		pod.Annotations = map[string]string{podnames.AnnotationStepNames: names}
+	if names, needed := runstate.StepNamesAnnotation(stepNames); needed {
+		pod.Annotations = map[string]string{runstate.AnnotationStepNames: names}
 	}
 	return pod, nil
 }
@@ -147,33 +89,13 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 // entrypoint.
 func containerForStep(step v1beta1.Step, values map[string]string, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
-		Name:  podnames.StepContainer(step.Name),
+		Name:  runstate.StepContainer(step.Name),
 		Image: budget.Substitute(step.Image, values),
 	}
 	if step.Script != "" {
 		c.Command = []string{"/bin/sh", "-c", budget.Substitute(step.Script, values)}
 	}
 	return c
-}
-
-// activeDeadlineFor returns a new Pod's activeDeadlineSeconds: what is left of
-// a timeout at now, rounded up so that the Pod never stops before the run's
-// deadline, and within the range the API server accepts. It is nil for a run
-// without timeout.
-func activeDeadlineFor(timeout time.Duration, deadline, now time.Time) *int64 {
-	if timeout == 0 {
-		return nil
-	}
-	remaining := math.Ceil(deadline.Sub(now).Seconds())
-	return ptr.To(int64(min(max(remaining, 1), math.MaxInt32)))
-}
-
-// stoppingDeadline returns the activeDeadlineSeconds that stops a running Pod
-// at once: the whole seconds since it started, so that its deadline already
-// lies in the past. The API server accepts no value below 1.
-func stoppingDeadline(pod *corev1.Pod, now time.Time) int64 {
-	elapsed := int64(now.Sub(pod.Status.StartTime.Time).Seconds())
-	return max(elapsed, 1)
 }
 
 // neverStarted reports whether no step of pod has started, so that stopping

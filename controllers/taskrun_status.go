@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/podnames"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file turns what a reconcile observed into the TaskRun's status: the
@@ -93,20 +93,6 @@ func podNotOurs(podName string) *outcome {
 	return failed(v1beta1.ReasonPodFailed, "Pod %q already exists and is not controlled by this TaskRun", podName)
 }
 
-// isFinished reports whether run's Succeeded condition is True or False,
-// whichever API version and writer set it.
-func isFinished(run *v1beta1.TaskRun) bool {
-	c := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
-	return c != nil && c.Status != metav1.ConditionUnknown
-}
-
-// isWaitingForTask reports whether run has not got past its Task's absence:
-// it is waiting for it, or has not been seen yet.
-func isWaitingForTask(run *v1beta1.TaskRun) bool {
-	c := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
-	return c == nil || (c.Status == metav1.ConditionUnknown && c.Reason == string(v1beta1.ReasonWaitingForTask))
-}
-
 // podOutcome returns what pod's own status says about the run, or nil while
 // the Pod may still run a step. A Pod stopped at its activeDeadlineSeconds
 // comes out as PodFailed; the caller knows whether that deadline was the
@@ -172,7 +158,7 @@ func stepStates(pod *corev1.Pod) []v1beta1.StepState {
 			statuses[list[i].Name] = &list[i]
 		}
 	}
-	containers := podnames.Steps(pod)
+	containers := runstate.Steps(pod)
 	steps := make([]v1beta1.StepState, len(containers))
 	for i, c := range containers {
 		steps[i] = stepState(c.Name, statuses[c.Container])

@@ -186,34 +186,6 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
-func TestIsFinished(t *testing.T) {
-	withCondition := func(status metav1.ConditionStatus, reason v1beta1.TaskRunReason) *v1beta1.TaskRun {
-		run := wrappers.TaskRun("ns", "run", "t").Obj()
-		run.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason)}}
-		return run
-	}
-	tests := map[string]struct {
-		run                       *v1beta1.TaskRun
-		wantFinished, wantWaiting bool
-	}{
-		"not seen":          {wrappers.TaskRun("ns", "run", "t").Obj(), false, true},
-		"waiting for task":  {withCondition(metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask), false, true},
-		"pending":           {withCondition(metav1.ConditionUnknown, v1beta1.ReasonPending), false, false},
-		"succeeded":         {withCondition(metav1.ConditionTrue, v1beta1.ReasonSucceeded), true, false},
-		"failed (v1alpha1)": {withCondition(metav1.ConditionFalse, v1beta1.ReasonFailed), true, false},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := isFinished(tc.run); got != tc.wantFinished {
-				t.Errorf("isFinished() = %t, want %t", got, tc.wantFinished)
-			}
-			if got := isWaitingForTask(tc.run); got != tc.wantWaiting {
-				t.Errorf("isWaitingForTask() = %t, want %t", got, tc.wantWaiting)
-			}
-		})
-	}
-}
-
 func TestApplyStatusMarksStoppedSteps(t *testing.T) {
 	started, now := testTime, testTime.Add(time.Minute)
 	pod := withStatus(threeStepPod(), wrappers.PodStatus(threeStepPod()).At(started).Running(1).Obj())

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // completionTimeout bounds the cluster lookups behind one press of Tab.

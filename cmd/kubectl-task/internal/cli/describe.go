@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // maxEvents is how many of the run's latest Events describe shows.
@@ -117,7 +117,7 @@ func (d *describer) timestamp(t *metav1.Time) string {
 func timeoutText(run *v1beta1.TaskRun) string {
 	switch t := run.Spec.Timeout; {
 	case t == nil:
-		return "the controller's default (its --default-timeout, 1h unless set)"
+		return "the controller's default (its --default-timeout, " + flagDuration(runstate.DefaultTimeout) + " unless set)"
 	case t.Duration == 0:
 		return "none (0s)"
 	default:
@@ -132,7 +132,7 @@ func (d *describer) params(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote st
 	if task == nil {
 		d.line("  (%s: the run's own values only)", taskNote)
 		for _, p := range run.Spec.Params {
-			params = append(params, effectiveParam{Name: p.Name, Value: p.Value, Source: fromRun})
+			params = append(params, effectiveParam{Name: p.Name, Value: p.Value, Source: runstate.FromRun})
 		}
 	} else {
 		params = effectiveParams(task, run.Spec.Params)
@@ -144,7 +144,7 @@ func (d *describer) params(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote st
 	d.line("  NAME\tVALUE\tFROM")
 	for _, p := range params {
 		value := p.Value
-		if p.Source == missing {
+		if p.Source == runstate.Missing {
 			value = "<none>"
 		}
 		d.line("  %s\t%s\t%s", p.Name, value, p.Source)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,6 +36,19 @@ func between(start, end *metav1.Time) string {
 		return none
 	}
 	return since(start.Time, end.Time)
+}
+
+// flagDuration is d as one writes it in a flag or a spec: 1h and 10m rather
+// than Go's 1h0m0s and 10m0s.
+func flagDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // newTabWriter aligns columns as kubectl's tables do.

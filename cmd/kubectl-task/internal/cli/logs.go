@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
-	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 func (p *plugin) newLogsCommand() *cobra.Command {

@@ -22,8 +22,8 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/cli"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
-	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
 	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testenv"
 )
 

@@ -8,21 +8,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// Where a param's effective value comes from.
-const (
-	fromRun     = "run"
-	fromDefault = "default"
-	// missing: no value and no default; the controller fails such a run.
-	missing = "missing"
-	// ignored: a value for a param the Task does not declare.
-	ignored = "ignored: not declared"
-)
+// ignored is where the plugin says a value for a param the Task does not
+// declare goes: nowhere, for the controller ignores it.
+const ignored runstate.ParamSource = "ignored: not declared"
 
 // effectiveParam is a param as a run sees it: its value and where it came from.
 type effectiveParam struct {
-	Name, Value, Source, Description string
+	Name, Value, Description string
+	Source                   runstate.ParamSource
 	// Default is the Task's default, if it has one.
 	Default *string
 }
@@ -46,26 +42,16 @@ func parseParams(cmd *cobra.Command, flags []string) ([]v1beta1.Param, error) {
 }
 
 // effectiveParams returns the Task's params with the values a run with given
-// gets: the run's, else the default, else missing; then any values given for
-// params the Task does not declare, which the controller ignores.
+// gets (runstate.ResolveParams), then any values given for params the Task
+// does not declare, which the controller ignores.
 func effectiveParams(task *v1beta1.Task, given []v1beta1.Param) []effectiveParam {
-	values := make(map[string]string, len(given))
-	for _, p := range given {
-		values[p.Name] = p.Value
-	}
 	declared := map[string]bool{}
 	var out []effectiveParam
-	for _, spec := range task.Spec.Params {
-		declared[spec.Name] = true
-		e := effectiveParam{Name: spec.Name, Description: spec.Description, Default: spec.Default}
-		if v, ok := values[spec.Name]; ok {
-			e.Value, e.Source = v, fromRun
-		} else if spec.Default != nil {
-			e.Value, e.Source = *spec.Default, fromDefault
-		} else {
-			e.Source = missing
-		}
-		out = append(out, e)
+	for _, p := range runstate.ResolveParams(task, given) {
+		declared[p.Spec.Name] = true
+		out = append(out, effectiveParam{
+			Name: p.Spec.Name, Value: p.Value, Source: p.Source, Description: p.Spec.Description, Default: p.Spec.Default,
+		})
 	}
 	for _, p := range given {
 		if !declared[p.Name] {
@@ -84,7 +70,7 @@ func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []effectiveParam
 		switch p.Source {
 		case ignored:
 			undeclared = append(undeclared, p)
-		case missing:
+		case runstate.Missing:
 			missingOnes = append(missingOnes, p)
 		}
 		if p.Default != nil {

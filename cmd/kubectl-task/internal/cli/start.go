@@ -12,7 +12,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
-	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // startFlags are start's flags.
@@ -53,7 +53,8 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "A param's value, as NAME=VALUE; repeat for each param")
-	fl.StringVar(&f.timeout, "timeout", "", "How long the run may take, e.g. 10m or 1h30m; 0s means no limit (default: the controller's, 1h unless set)")
+	fl.StringVar(&f.timeout, "timeout", "", "How long the run may take, e.g. 10m or 1h30m; 0s means no limit (default: the controller's, "+
+		flagDuration(runstate.DefaultTimeout)+" unless set)")
 	fl.StringVar(&f.name, "name", "", "The TaskRun's name (default: generated, TASK-xxxxx)")
 	fl.BoolVar(&f.generateName, "generate-name", false, "Generate the TaskRun's name from the Task's, TASK-xxxxx (the default; excludes --name)")
 	fl.BoolVar(&f.showlog, "showlog", false, "Follow the steps' logs, in order, until the run finishes")

@@ -13,8 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runstate"
-	"github.com/minitask-dev/minitask/internal/podnames"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // PodSource reads a run's step logs from its Pod, through the Pod logs API,
@@ -58,7 +57,7 @@ func (s *PodSource) steps(ctx context.Context) (*v1beta1.TaskRun, []string, erro
 	var names []string
 	switch {
 	case pod != nil:
-		for _, step := range podnames.Steps(pod) {
+		for _, step := range runstate.Steps(pod) {
 			names = append(names, step.Name)
 		}
 	case len(run.Status.Steps) > 0:
@@ -144,7 +143,7 @@ func containerOf(pod *corev1.Pod, step string) (string, bool) {
 	if pod == nil {
 		return "", false
 	}
-	for _, s := range podnames.Steps(pod) {
+	for _, s := range runstate.Steps(pod) {
 		if s.Name == step {
 			return s.Container, true
 		}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
-	"github.com/minitask-dev/minitask/internal/podnames"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 const ns = "demo"
@@ -78,13 +78,13 @@ var longStep = strings.Repeat("s", 63)
 // container, which the controller records in an annotation.
 func longNamedPod(states ...corev1.ContainerState) *corev1.Pod {
 	p := pod(corev1.PodRunning, states...)
-	short := podnames.StepContainer(longStep)
+	short := runstate.StepContainer(longStep)
 	p.Spec.Containers[0].Name = short
 	for i := range p.Status.ContainerStatuses {
 		p.Status.ContainerStatuses[i].Name = short
 	}
-	names, _ := podnames.StepNamesAnnotation([]string{"prepare", longStep})
-	p.Annotations = map[string]string{podnames.AnnotationStepNames: names}
+	names, _ := runstate.StepNamesAnnotation([]string{"prepare", longStep})
+	p.Annotations = map[string]string{runstate.AnnotationStepNames: names}
 	return p
 }
 
@@ -170,7 +170,7 @@ func TestPodSourceOpen(t *testing.T) {
 		"a long-named step, from its shortened container": {
 			objs: []client.Object{run(metav1.ConditionUnknown), longNamedPod(ended, started)},
 			step: longStep,
-			want: "log of " + podnames.StepContainer(longStep) + " follow=false\n",
+			want: "log of " + runstate.StepContainer(longStep) + " follow=false\n",
 		},
 		"a step still running, followed": {
 			objs:   []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started)},

@@ -1,4 +1,4 @@
-package podnames
+package runstate
 
 import (
 	"crypto/sha256"
@@ -8,13 +8,74 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
-func TestBoundedKeepsLongNamesApart(t *testing.T) {
+func TestPodName(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	tests := map[string]struct {
+		run  string
+		want string
+	}{
+		"short name":                 {"build", "build-pod"},
+		"name that just fits":        {strings.Repeat("a", 59), strings.Repeat("a", 59) + "-pod"},
+		"long name":                  {long, strings.Repeat("a", 48) + "-" + hashOf(long) + "-pod"},
+		"cut that would end in dash": {strings.Repeat("a", 47) + "-" + long, strings.Repeat("a", 47) + "-" + hashOf(strings.Repeat("a", 47)+"-"+long) + "-pod"},
+		"cut that would end in dot":  {strings.Repeat("a", 46) + ".." + long, strings.Repeat("a", 46) + "-" + hashOf(strings.Repeat("a", 46)+".."+long) + "-pod"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := PodName(runNamed(tc.run))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PodName() mismatch (-want +got):\n%s", diff)
+			}
+			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 || len(got) > MaxLength {
+				t.Errorf("PodName() = %q (%d characters), not a valid Pod name: %v", got, len(got), errs)
+			}
+		})
+	}
+}
+
+func TestLongPodNamesKeptApart(t *testing.T) {
 	prefix := strings.Repeat("x", 80)
-	if a, b := Bounded(prefix+"a", "-pod"), Bounded(prefix+"b", "-pod"); a == b {
+	if a, b := PodName(runNamed(prefix+"a")), PodName(runNamed(prefix+"b")); a == b {
 		t.Errorf("two long names that share a prefix both became %q", a)
+	}
+}
+
+func TestTaskRunLabelValue(t *testing.T) {
+	for _, name := range []string{"run", strings.Repeat("r", 63), strings.Repeat("r", 64), strings.Repeat("r.", 120) + "r"} {
+		got := TaskRunLabelValue(runNamed(name))
+		if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
+			t.Errorf("TaskRunLabelValue(%d characters) = %q, not a label value: %v", len(name), got, errs)
+		}
+		if len(name) <= MaxLength && got != name {
+			t.Errorf("TaskRunLabelValue(%q) = %q, want the name itself", name, got)
+		}
+	}
+}
+
+func TestIsManaged(t *testing.T) {
+	run := runNamed("run")
+	tests := map[string]struct {
+		labels map[string]string
+		want   bool
+	}{
+		"the run's Pod labels":         {PodLabels(run), true},
+		"no labels":                    {nil, false},
+		"managed by something else":    {map[string]string{LabelManagedBy: "helm", LabelTaskRun: "run"}, false},
+		"run label without managed-by": {map[string]string{LabelTaskRun: "run"}, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels}}
+			if got := IsManaged(pod); got != tc.want {
+				t.Errorf("IsManaged() = %t, want %t", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -111,6 +172,12 @@ func TestSteps(t *testing.T) {
 	}
 }
 
+// runNamed returns a TaskRun with only a name.
+func runNamed(name string) *v1beta1.TaskRun {
+	return &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+}
+
+// hashOf is the hash that a long name carries: the first hex digits of its SHA-256.
 func hashOf(name string) string {
 	sum := sha256.Sum256([]byte(name))
 	return hex.EncodeToString(sum[:])[:hashLength]

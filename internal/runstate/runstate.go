@@ -1,5 +1,9 @@
-// Package runstate reads what a TaskRun's Succeeded condition says, in the
-// words the plugin shows: whether the run is finished, and its one-word status.
+// Package runstate is what a TaskRun is, in the one set of words that the
+// controller, kubectl task, the webhooks and the tests share: whether a run is
+// finished or waiting for its Task, the v1alpha1 phase of its Succeeded
+// condition, the value each of its params gets, when it times out, and the
+// names and labels of its Pod. A rule kept here cannot be read one way by the
+// controller and another by a client.
 package runstate
 
 import (
@@ -16,10 +20,22 @@ func Succeeded(run *v1beta1.TaskRun) *metav1.Condition {
 }
 
 // Finished reports whether the run has ended, for good: its condition is True
-// or False.
+// or False, whichever API version and writer set it.
 func Finished(run *v1beta1.TaskRun) bool {
 	c := Succeeded(run)
 	return c != nil && c.Status != metav1.ConditionUnknown
+}
+
+// WaitingForTask reports whether the run has not got past its Task's absence:
+// it is waiting for it, or has not been seen yet.
+func WaitingForTask(run *v1beta1.TaskRun) bool {
+	c := Succeeded(run)
+	return c == nil || (c.Status == metav1.ConditionUnknown && c.Reason == string(v1beta1.ReasonWaitingForTask))
+}
+
+// CancelRequested reports whether the run's spec asks for it to be stopped.
+func CancelRequested(run *v1beta1.TaskRun) bool {
+	return run.Spec.Status == v1beta1.TaskRunSpecStatusCancelled
 }
 
 // Summary is the run's status in one word: Succeeded, Failed(REASON), or while
@@ -32,7 +48,7 @@ func Summary(run *v1beta1.TaskRun) string {
 		return "Succeeded"
 	case c != nil && c.Status == metav1.ConditionFalse:
 		return "Failed(" + c.Reason + ")"
-	case run.Spec.Status == v1beta1.TaskRunSpecStatusCancelled:
+	case CancelRequested(run):
 		return "Cancelling"
 	case c != nil && c.Reason != "":
 		return c.Reason

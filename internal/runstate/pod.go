@@ -1,8 +1,4 @@
-// Package podnames names what minitask creates for a TaskRun's Pod within
-// Kubernetes' length limits, and maps step containers back to their steps.
-// The controller, which names them, and kubectl task, which reads step logs,
-// share it so that the two can never disagree.
-package podnames
+package runstate
 
 import (
 	"crypto/sha256"
@@ -11,7 +7,14 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
+
+// This file names what minitask creates for a run within Kubernetes' length
+// limits: the Pod, its labels and its step containers, and maps step
+// containers back to their steps. The controller names them and kubectl task
+// reads them, so the two can never disagree.
 
 const (
 	// MaxLength is the limit of one DNS-1123 label: of a label value, a
@@ -26,18 +29,54 @@ const (
 	// order of its init containers then its container.
 	AnnotationStepNames = "minitask.dev/step-names"
 
+	// LabelManagedBy marks every Pod that minitask runs; the manager's cache
+	// holds only Pods with this label.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedByValue is LabelManagedBy's value on minitask's Pods.
+	ManagedByValue = "minitask"
+	// LabelTaskRun names the TaskRun a Pod runs, or a hash-suffixed form of a
+	// name too long for a label value.
+	LabelTaskRun = "minitask.dev/taskrun"
+
+	// podNameSuffix ends the name of a run's Pod: RUN-pod.
+	podNameSuffix = "-pod"
+
 	// hashLength is how many hex digits of a long name's SHA-256 keep
 	// shortened names apart: 40 bits, ample within one namespace or Pod.
 	hashLength = 10
 )
 
-// Bounded returns name+suffix, or, when that is longer than MaxLength, a
-// prefix of name, a hash of the whole name and suffix, so that two long names
-// that share a prefix still differ.
-func Bounded(name, suffix string) string {
-	return bounded(name, suffix, MaxLength)
+// PodName returns the deterministic name of run's Pod: RUN-pod, shortened with
+// a hash when that is too long. Being derived from the run's name only, it is
+// what makes Pod creation idempotent: a controller that crashed between
+// creating the Pod and recording it finds the same name.
+func PodName(run *v1beta1.TaskRun) string {
+	return bounded(run.Name, podNameSuffix, MaxLength)
 }
 
+// TaskRunLabelValue returns the value of LabelTaskRun for run: its name, or a
+// hash-suffixed form of a name too long for a label value.
+func TaskRunLabelValue(run *v1beta1.TaskRun) string {
+	return bounded(run.Name, "", MaxLength)
+}
+
+// PodLabels returns the labels of run's Pod.
+func PodLabels(run *v1beta1.TaskRun) map[string]string {
+	return map[string]string{
+		LabelManagedBy: ManagedByValue,
+		LabelTaskRun:   TaskRunLabelValue(run),
+	}
+}
+
+// IsManaged reports whether pod carries the label that puts it in the
+// manager's cache.
+func IsManaged(pod *corev1.Pod) bool {
+	return pod.Labels[LabelManagedBy] == ManagedByValue
+}
+
+// bounded returns name+suffix, or, when that is longer than limit, a prefix of
+// name, a hash of the whole name and suffix, so that two long names that share
+// a prefix still differ.
 func bounded(name, suffix string, limit int) string {
 	if len(name)+len(suffix) <= limit {
 		return name + suffix

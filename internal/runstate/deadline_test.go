@@ -1,0 +1,99 @@
+package runstate_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+var start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func TestTimeout(t *testing.T) {
+	tests := map[string]struct {
+		timeout *v1beta1.Duration
+		def     time.Duration
+		want    time.Duration
+	}{
+		"the run's own":           {v1beta1.NewDuration(time.Minute), time.Hour, time.Minute},
+		"the run's 0s: none":      {v1beta1.NewDuration(0), time.Hour, 0},
+		"absent: the default":     {nil, time.Hour, time.Hour},
+		"absent, no default":      {nil, 0, 0},
+		"negative counts as none": {v1beta1.NewDuration(-time.Minute), time.Hour, 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			run := &v1beta1.TaskRun{Spec: v1beta1.TaskRunSpec{Timeout: tc.timeout}}
+			if got := runstate.Timeout(run, tc.def); got != tc.want {
+				t.Errorf("Timeout() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	type want struct {
+		Passed, StoppedPod bool
+		RecheckIn          time.Duration
+	}
+	tests := map[string]struct {
+		timeout time.Duration
+		now     time.Time
+		want    want
+	}{
+		"no timeout":                  {0, start.Add(100 * time.Hour), want{}},
+		"just started":                {time.Hour, start, want{RecheckIn: time.Hour}},
+		"well before the deadline":    {time.Hour, start.Add(30 * time.Minute), want{RecheckIn: 30 * time.Minute}},
+		"the kubelet's count is near": {time.Hour, start.Add(time.Hour - 2*time.Second), want{StoppedPod: true, RecheckIn: 2 * time.Second}},
+		"at the deadline":             {time.Hour, start.Add(time.Hour), want{Passed: true, StoppedPod: true, RecheckIn: time.Second}},
+		"past the deadline":           {time.Hour, start.Add(2 * time.Hour), want{Passed: true, StoppedPod: true, RecheckIn: time.Second}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := runstate.DeadlineFor(start, tc.timeout)
+			got := want{d.Passed(tc.now), d.StoppedPod(tc.now), d.RecheckIn(tc.now)}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			at, ok := d.Time()
+			if wantAt := start.Add(tc.timeout); ok != (tc.timeout > 0) || (ok && !at.Equal(wantAt)) {
+				t.Errorf("Time() = %s, %t, want %s, %t", at, ok, wantAt, tc.timeout > 0)
+			}
+		})
+	}
+}
+
+func TestActiveDeadlineSeconds(t *testing.T) {
+	tests := map[string]struct {
+		timeout time.Duration
+		now     time.Time
+		want    *int64
+	}{
+		"no timeout":             {0, start, nil},
+		"whole timeout left":     {time.Hour, start, ptr.To[int64](3600)},
+		"part of a second left":  {time.Hour, start.Add(time.Hour - 1500*time.Millisecond), ptr.To[int64](2)},
+		"deadline passed":        {time.Hour, start.Add(time.Hour + time.Minute), ptr.To[int64](1)},
+		"beyond the API's range": {1 << 62, start, ptr.To[int64](math.MaxInt32)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := runstate.DeadlineFor(start, tc.timeout).ActiveDeadlineSeconds(tc.now)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ActiveDeadlineSeconds() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStoppingDeadlineSeconds(t *testing.T) {
+	for elapsed, want := range map[time.Duration]int64{90*time.Second + 700*time.Millisecond: 90, 200 * time.Millisecond: 1, 0: 1} {
+		if got := runstate.StoppingDeadlineSeconds(start, start.Add(elapsed)); got != want {
+			t.Errorf("StoppingDeadlineSeconds(%s after start) = %d, want %d", elapsed, got, want)
+		}
+	}
+}
