@@ -157,8 +157,6 @@ func run(o options) error {
 	if o.enableController {
 		r := &controllers.TaskRunReconciler{
 			Client:                  mgr.GetClient(),
-			Scheme:                  mgr.GetScheme(),
-			Recorder:                mgr.GetEventRecorder("minitask-controller"),
 			DefaultTimeout:          o.defaultTimeout,
 			MaxConcurrentReconciles: o.maxConcurrent,
 		}
