@@ -30,15 +30,17 @@ var env *testenv.Env
 func TestThroughAPIServer(t *testing.T) {
 	env = testenv.ForTest(t)
 	for name, test := range map[string]func(*testing.T){
-		"v1alpha1 objects read back unchanged":          testV1alpha1ObjectsReadBackUnchanged,
-		"v1beta1 fields survive a v1alpha1 update":      testKeepsV1beta1FieldsThroughV1alpha1Update,
-		"v1alpha1 phase Failed is False/Failed":         testV1alpha1FailedPhaseIsFalseFailed,
-		"LIST of 1500 mixed objects in both versions":   testListsManyMixedObjectsInBothVersions,
-		"kubectl applies the samples in both versions":  testKubectlAppliesSamplesInBothVersions,
-		"kubectl shows short names, category, columns":  testKubectlShowsNamesAndColumns,
-		"a malformed stored time fails no LIST":         testMalformedTimeFailsNoList,
-		"an oversized stash reads through v1alpha1":     testOversizedStashReadsThroughV1alpha1,
-		"re-applying a manifest after a v1alpha1 write": testReapplyAfterV1alpha1Write,
+		"v1alpha1 objects read back unchanged":             testV1alpha1ObjectsReadBackUnchanged,
+		"v1beta1 fields survive a v1alpha1 update":         testKeepsV1beta1FieldsThroughV1alpha1Update,
+		"v1alpha1 phase Failed is False/Failed":            testV1alpha1FailedPhaseIsFalseFailed,
+		"LIST of 1500 mixed objects in both versions":      testListsManyMixedObjectsInBothVersions,
+		"kubectl applies the samples in both versions":     testKubectlAppliesSamplesInBothVersions,
+		"kubectl shows short names, category, columns":     testKubectlShowsNamesAndColumns,
+		"a malformed stored time fails no LIST":            testMalformedTimeFailsNoList,
+		"an oversized stash reads through v1alpha1":        testOversizedStashReadsThroughV1alpha1,
+		"re-applying a manifest after a v1alpha1 write":    testReapplyAfterV1alpha1Write,
+		"random objects round trip through the API server": testRandomObjectsThroughAPIServer,
+		"hostile objects among random ones":                testHostileObjectsThroughAPIServer,
 	} {
 		t.Run(name, test)
 	}
