@@ -25,6 +25,7 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/certs"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/manifests"
 	"github.com/minitask-dev/minitask/webhooks/validation"
 )
 
@@ -48,7 +49,7 @@ var crdNames = []string{"tasks.minitask.dev", "taskruns.minitask.dev"}
 func TestSelfManagedCertificates(t *testing.T) {
 	env := testenv.ForTest(t)
 	ctx := t.Context()
-	install := renderInstall(t, env)
+	install := manifests.Render(t, "default")
 	createKinds(t, env, install, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
 	// Objects to convert, made while testenv's own webhook still serves.

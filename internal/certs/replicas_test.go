@@ -1,7 +1,6 @@
 package certs_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,8 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -48,7 +45,7 @@ func (r *replica) leader() bool {
 // certificates from a Rotator for cfg, talking to the API server as restCfg.
 func startReplica(t *testing.T, env *testenv.Env, name string, restCfg *rest.Config, cfg certs.Config) *replica {
 	t.Helper()
-	r := &replica{name: name, addr: freeAddr(t), rotator: certs.NewRotator(cfg)}
+	r := &replica{name: name, addr: testenv.FreeAddr(t), rotator: certs.NewRotator(cfg)}
 	_, port, _ := net.SplitHostPort(r.addr)
 	p, _ := strconv.Atoi(port)
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
@@ -150,37 +147,4 @@ func pipe(in net.Conn, backend string) {
 	go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
 	<-done
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
-}
-
-// renderInstall is config/default as kubectl kustomize renders it.
-func renderInstall(t *testing.T, env *testenv.Env) []*unstructured.Unstructured {
-	t.Helper()
-	out, stderr, err := env.RunKubectl("kustomize", env.RepoRoot+"/config/default")
-	if err != nil {
-		t.Fatalf("kubectl kustomize config/default: %v\n%s", err, stderr)
-	}
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(out), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs
-			}
-			t.Fatalf("decoding the rendered install: %v", err)
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
 }

@@ -13,14 +13,12 @@ package testenv
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -113,11 +111,11 @@ func ForTest(t testing.TB, opts ...Option) *Env {
 // opts change the API server or etcd from envtest's defaults.
 func Start(opts ...Option) (*Env, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(logLevel())))
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
-	assets, err := assetsDir(root)
+	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
 	}
@@ -302,34 +300,6 @@ func waitForTLS(addr string, timeout time.Duration) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// repoRoot is the directory of go.mod above this source file.
-func repoRoot() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("cannot locate the repository")
-	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), nil
-}
-
-// assetsDir finds kube-apiserver, etcd and kubectl: KUBEBUILDER_ASSETS when
-// set (the Makefile sets it), else the toolchain cache hack/install-tools.sh fills.
-func assetsDir(root string) (string, error) {
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		out, err := exec.Command(filepath.Join(root, "hack", "install-tools.sh"), "--print", "assets").Output()
-		if err != nil {
-			return "", fmt.Errorf("locating the toolchain: %w", err)
-		}
-		dir = strings.TrimSpace(string(out))
-	}
-	for _, bin := range []string{"kube-apiserver", "etcd", "kubectl"} {
-		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
-			return "", fmt.Errorf("%s not found in %s: run `make test` or hack/install-tools.sh first", bin, dir)
-		}
-	}
-	return dir, nil
 }
 
 // logLevel keeps test output to warnings and errors unless TESTENV_VERBOSE is set.

@@ -10,6 +10,9 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/manifests"
 )
 
 // cluster is an empty API server (envtest: kube-apiserver and etcd, no
@@ -21,7 +24,10 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	dir := assets(t)
+	dir, err := testenv.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
 	env := &envtest.Environment{BinaryAssetsDirectory: dir}
 	if _, err := env.Start(); err != nil {
 		t.Fatalf("starting the test API server: %v", err)
@@ -87,17 +93,17 @@ func TestInstall(t *testing.T) {
 		t.Skip("starts a kube-apiserver and etcd")
 	}
 	c := startCluster(t)
-	install, _ := c.kubectl(t, "kustomize", filepath.Join(repoRoot(t), "config", "default"))
+	install := manifests.RenderYAML(t, "default")
 	file := filepath.Join(t.TempDir(), "install.yaml")
-	if err := os.WriteFile(file, []byte(install), 0o600); err != nil {
+	if err := os.WriteFile(file, install, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m := decode(t, []byte(install))
+	m := manifests.Decode(t, install)
 
 	t.Run("server-side apply", func(t *testing.T) {
 		// A dry run creates nothing, so the objects in the namespace it would
 		// create need the namespace to exist already.
-		c.kubectl(t, "create", "namespace", m.names("Namespace")[0])
+		c.kubectl(t, "create", "namespace", m.Names("Namespace")[0])
 		for _, dryRun := range []string{"--dry-run=server", "--dry-run=none", "--dry-run=server"} {
 			out, warnings := c.kubectl(t, "apply", "--server-side", "--field-manager=minitask-installer", dryRun, "-f", file)
 			t.Logf("kubectl apply --server-side %s:\n%s", dryRun, out)

@@ -1,3 +1,6 @@
+// Package manifests_test checks what `kubectl apply -f dist/install.yaml`
+// installs: config/default and the config/certmanager variant as kubectl's
+// kustomize renders them, and the generated RBAC role.
 package manifests_test
 
 import (
@@ -15,15 +18,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/minitask-dev/minitask/internal/testing/manifests"
 )
 
 // TestInstallRunsHighlyAvailable checks config/default's Deployment: two
 // replicas with leader election, each keeping its own certificate, probes,
 // a disruption budget, and a shutdown that lets in-flight calls finish.
 func TestInstallRunsHighlyAvailable(t *testing.T) {
-	m := render(t, "default")
+	m := manifests.Render(t, "default")
 	var d appsv1.Deployment
-	m.one(t, "Deployment", &d)
+	m.One(t, "Deployment", &d)
 	c := manager(t, &d)
 
 	if r := *d.Spec.Replicas; r < 2 {
@@ -69,7 +74,7 @@ func TestInstallRunsHighlyAvailable(t *testing.T) {
 	}
 
 	var pdb policyv1.PodDisruptionBudget
-	m.one(t, "PodDisruptionBudget", &pdb)
+	m.One(t, "PodDisruptionBudget", &pdb)
 	if !selects(pdb.Spec.Selector.MatchLabels, d.Spec.Template.Labels) {
 		t.Errorf("PodDisruptionBudget selector %v does not select the manager's Pods %v", pdb.Spec.Selector.MatchLabels, d.Spec.Template.Labels)
 	}
@@ -78,7 +83,7 @@ func TestInstallRunsHighlyAvailable(t *testing.T) {
 	}
 
 	var secret corev1.Secret
-	m.one(t, "Secret", &secret)
+	m.One(t, "Secret", &secret)
 	if secret.Namespace != d.Namespace || len(secret.Data)+len(secret.StringData) != 0 {
 		t.Errorf("certificate Secret %s/%s with %d keys; want it empty, in the manager's namespace %s",
 			secret.Namespace, secret.Name, len(secret.Data), d.Namespace)
@@ -88,14 +93,14 @@ func TestInstallRunsHighlyAvailable(t *testing.T) {
 // TestInstallMeetsRestrictedPodSecurity checks the manager's Pod against the
 // restricted Pod Security Standard, which its namespace enforces.
 func TestInstallMeetsRestrictedPodSecurity(t *testing.T) {
-	m := render(t, "default")
+	m := manifests.Render(t, "default")
 	var ns corev1.Namespace
-	m.one(t, "Namespace", &ns)
+	m.One(t, "Namespace", &ns)
 	if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
 		t.Errorf("namespace %s enforces Pod Security %q, want restricted", ns.Name, got)
 	}
 	var d appsv1.Deployment
-	m.one(t, "Deployment", &d)
+	m.One(t, "Deployment", &d)
 	pod := d.Spec.Template.Spec
 	c := manager(t, &d)
 	sc := c.SecurityContext
@@ -115,7 +120,7 @@ func TestInstallMeetsRestrictedPodSecurity(t *testing.T) {
 		"no hostPath volumes":         !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil }),
 		"one container, no sidecars":  len(pod.Containers) == 1 && len(pod.InitContainers) == 0,
 		"image set by the installer":  strings.HasPrefix(c.Image, "ghcr.io/minitask-dev/minitask:"),
-		"the service account it owns": pod.ServiceAccountName != "" && slices.Contains(m.names("ServiceAccount"), pod.ServiceAccountName),
+		"the service account it owns": pod.ServiceAccountName != "" && slices.Contains(m.Names("ServiceAccount"), pod.ServiceAccountName),
 	}
 	for what, ok := range checks {
 		if !ok {
@@ -128,11 +133,11 @@ func TestInstallMeetsRestrictedPodSecurity(t *testing.T) {
 // configuration call the webhook Service, that the Service reaches the
 // manager's webhook port, and that every role is bound to the manager.
 func TestInstallWiresWebhooksAndRBAC(t *testing.T) {
-	m := render(t, "default")
+	m := manifests.Render(t, "default")
 	var d appsv1.Deployment
-	m.one(t, "Deployment", &d)
+	m.One(t, "Deployment", &d)
 	var svc corev1.Service
-	for _, o := range m.all("Service") {
+	for _, o := range m.All("Service") {
 		if strings.Contains(o.GetName(), "webhook") {
 			if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &svc); err != nil {
 				t.Fatal(err)
@@ -149,7 +154,7 @@ func TestInstallWiresWebhooksAndRBAC(t *testing.T) {
 	}
 
 	var refs []*admissionv1.ServiceReference
-	for _, o := range m.all("CustomResourceDefinition") {
+	for _, o := range m.All("CustomResourceDefinition") {
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &crd); err != nil {
 			t.Fatal(err)
@@ -158,7 +163,7 @@ func TestInstallWiresWebhooksAndRBAC(t *testing.T) {
 		refs = append(refs, &admissionv1.ServiceReference{Namespace: s.Namespace, Name: s.Name})
 	}
 	var vwc admissionv1.ValidatingWebhookConfiguration
-	m.one(t, "ValidatingWebhookConfiguration", &vwc)
+	m.One(t, "ValidatingWebhookConfiguration", &vwc)
 	for _, w := range vwc.Webhooks {
 		refs = append(refs, w.ClientConfig.Service)
 	}
@@ -170,7 +175,7 @@ func TestInstallWiresWebhooksAndRBAC(t *testing.T) {
 
 	bound := map[string]bool{}
 	for _, kind := range []string{"RoleBinding", "ClusterRoleBinding"} {
-		for _, o := range m.all(kind) {
+		for _, o := range m.All(kind) {
 			var b rbacv1.RoleBinding
 			if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &b); err != nil {
 				t.Fatal(err)
@@ -193,8 +198,8 @@ func TestInstallWiresWebhooksAndRBAC(t *testing.T) {
 // TestCertManagerOverlay checks config/certmanager: cert-manager issues the
 // certificate and injects the CA, and the manager reads the Secret it mounts.
 func TestCertManagerOverlay(t *testing.T) {
-	m := render(t, "certmanager")
-	if n := len(m.all("Secret")); n != 0 {
+	m := manifests.Render(t, "certmanager")
+	if n := len(m.All("Secret")); n != 0 {
 		t.Errorf("%d Secrets; cert-manager makes the certificate Secret", n)
 	}
 	var serving struct {
@@ -207,7 +212,7 @@ func TestCertManagerOverlay(t *testing.T) {
 			DNSNames   []string `json:"dnsNames"`
 		} `json:"spec"`
 	}
-	for _, o := range m.all("Certificate") {
+	for _, o := range m.All("Certificate") {
 		if isCA, _, _ := unstructured.NestedBool(o.Object, "spec", "isCA"); !isCA {
 			if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &serving); err != nil {
 				t.Fatal(err)
@@ -222,7 +227,7 @@ func TestCertManagerOverlay(t *testing.T) {
 	}
 	injectFrom := serving.Metadata.Namespace + "/" + serving.Metadata.Name
 	for _, kind := range []string{"CustomResourceDefinition", "ValidatingWebhookConfiguration"} {
-		for _, o := range m.all(kind) {
+		for _, o := range m.All(kind) {
 			if got := o.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != injectFrom {
 				t.Errorf("%s %s: cert-manager.io/inject-ca-from = %q, want %q", kind, o.GetName(), got, injectFrom)
 			}
@@ -230,7 +235,7 @@ func TestCertManagerOverlay(t *testing.T) {
 	}
 
 	var d appsv1.Deployment
-	m.one(t, "Deployment", &d)
+	m.One(t, "Deployment", &d)
 	c := manager(t, &d)
 	certPath := ""
 	for _, a := range c.Args {
@@ -255,7 +260,7 @@ func TestCertManagerOverlay(t *testing.T) {
 		t.Errorf("%s mounts Secret %q, want the serving Certificate's %q", certPath, mounted, serving.Spec.SecretName)
 	}
 	var base appsv1.Deployment
-	render(t, "default").one(t, "Deployment", &base)
+	manifests.Render(t, "default").One(t, "Deployment", &base)
 	if got, want := withoutCertArgs(c.Args), withoutCertArgs(manager(t, &base).Args); !slices.Equal(got, want) {
 		t.Errorf("manager args besides the certificate's: %q, want config/default's %q", got, want)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/manifests"
 )
 
 // testInstalledManager runs the manager binary with the installed
@@ -34,11 +35,11 @@ import (
 // need a token; and that it stops cleanly on SIGTERM. The API server cannot
 // reach it (there are no nodes, so no Service endpoints): conversion
 // through the Service is the e2e suite's to check.
-func testInstalledManager(t *testing.T, c *cluster, m manifest) {
+func testInstalledManager(t *testing.T, c *cluster, m manifests.Manifest) {
 	var d appsv1.Deployment
-	m.one(t, "Deployment", &d)
+	m.One(t, "Deployment", &d)
 	sa := "system:serviceaccount:" + d.Namespace + ":" + d.Spec.Template.Spec.ServiceAccountName
-	webhookAddr, probeAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	webhookAddr, probeAddr, metricsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	_, webhookPort, _ := net.SplitHostPort(webhookAddr)
 	args := []string{"--kubeconfig=" + c.kubeconfigAs(t, sa), "--webhook-host=127.0.0.1", "--webhook-port=" + webhookPort}
 	for _, a := range manager(t, &d).Args {
@@ -143,7 +144,7 @@ func testInstalledManager(t *testing.T, c *cluster, m manifest) {
 
 // checkInjected returns the CA bundle in the certificate Secret, checking
 // that both CRDs and the webhook configuration hold it.
-func checkInjected(t *testing.T, c *cluster, m manifest) []byte {
+func checkInjected(t *testing.T, c *cluster, m manifests.Manifest) []byte {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	if err != nil {
@@ -153,7 +154,7 @@ func checkInjected(t *testing.T, c *cluster, m manifest) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := m.all("Secret")[0]
+	secret := m.All("Secret")[0]
 	s := &corev1.Secret{}
 	if err := cl.Get(t.Context(), client.ObjectKey{Namespace: secret.GetNamespace(), Name: secret.GetName()}, s); err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func checkInjected(t *testing.T, c *cluster, m manifest) []byte {
 	if len(bundle) == 0 || len(s.Data["tls.crt"]) == 0 {
 		t.Fatalf("the certificate Secret holds %d keys, no CA bundle or certificate", len(s.Data))
 	}
-	for _, name := range m.names("CustomResourceDefinition") {
+	for _, name := range m.Names("CustomResourceDefinition") {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := cl.Get(t.Context(), client.ObjectKey{Name: name}, crd); err != nil {
 			t.Fatal(err)
@@ -171,7 +172,7 @@ func checkInjected(t *testing.T, c *cluster, m manifest) []byte {
 			t.Errorf("CRD %s's conversion caBundle is not the Secret's CA bundle", name)
 		}
 	}
-	for _, name := range m.names("ValidatingWebhookConfiguration") {
+	for _, name := range m.Names("ValidatingWebhookConfiguration") {
 		vwc := &admissionv1.ValidatingWebhookConfiguration{}
 		if err := cl.Get(t.Context(), client.ObjectKey{Name: name}, vwc); err != nil {
 			t.Fatal(err)
@@ -190,21 +191,15 @@ func buildManager(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "manager")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = repoRoot(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 // syncBuffer is a bytes.Buffer that a process may write while the test reads it.

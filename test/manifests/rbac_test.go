@@ -8,6 +8,8 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/minitask-dev/minitask/internal/testing/manifests"
 )
 
 // role is the rules of one Role or ClusterRole, named for messages.
@@ -17,11 +19,11 @@ type role struct {
 	rules      []rbacv1.PolicyRule
 }
 
-func roles(t *testing.T, m manifest) []role {
+func roles(t *testing.T, m manifests.Manifest) []role {
 	t.Helper()
 	var out []role
 	for _, kind := range []string{"ClusterRole", "Role"} {
-		for _, o := range m.all(kind) {
+		for _, o := range m.All(kind) {
 			var r rbacv1.ClusterRole // a Role's fields are a subset
 			if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &r); err != nil {
 				t.Fatal(err)
@@ -37,10 +39,10 @@ func roles(t *testing.T, m manifest) []role {
 // no wildcards, Secrets only by name in the manager's namespace, and the
 // CRDs and the webhook configuration only by name.
 func TestRBACIsLeastPrivilege(t *testing.T) {
-	sources := map[string]manifest{
-		"config/rbac/role.yaml (generated)": readManifest(t, "config/rbac/role.yaml"),
-		"config/default":                    render(t, "default"),
-		"config/certmanager":                render(t, "certmanager"),
+	sources := map[string]manifests.Manifest{
+		"config/rbac/role.yaml (generated)": manifests.Read(t, "config/rbac/role.yaml"),
+		"config/default":                    manifests.Render(t, "default"),
+		"config/certmanager":                manifests.Render(t, "certmanager"),
 	}
 	for source, m := range sources {
 		t.Run(source, func(t *testing.T) {
@@ -106,12 +108,12 @@ func describe(rule rbacv1.PolicyRule) string {
 // names the installation gives: the markers spell out the names after
 // kustomize's namePrefix, which no tool ties together.
 func TestRBACNamesTheInstalledObjects(t *testing.T) {
-	m := render(t, "default")
+	m := manifests.Render(t, "default")
 	want := map[string][]string{
-		"secrets":                          m.names("Secret"),
-		"customresourcedefinitions":        m.names("CustomResourceDefinition"),
-		"customresourcedefinitions/status": m.names("CustomResourceDefinition"),
-		"validatingwebhookconfigurations":  m.names("ValidatingWebhookConfiguration"),
+		"secrets":                          m.Names("Secret"),
+		"customresourcedefinitions":        m.Names("CustomResourceDefinition"),
+		"customresourcedefinitions/status": m.Names("CustomResourceDefinition"),
+		"validatingwebhookconfigurations":  m.Names("ValidatingWebhookConfiguration"),
 	}
 	seen := map[string]bool{}
 	for _, r := range roles(t, m) {
@@ -138,12 +140,12 @@ func TestRBACNamesTheInstalledObjects(t *testing.T) {
 
 	// The Secret's Role is in the namespace of the Secret and the manager.
 	var secretRole []string
-	for _, o := range m.all("Role") {
+	for _, o := range m.All("Role") {
 		if strings.Contains(fmt.Sprint(o.Object["rules"]), "secrets") {
 			secretRole = append(secretRole, o.GetNamespace())
 		}
 	}
-	for _, s := range m.all("Secret") {
+	for _, s := range m.All("Secret") {
 		if !slices.Equal(secretRole, []string{s.GetNamespace()}) {
 			t.Errorf("Secret %s is in %s, the Roles granting Secrets in %q", s.GetName(), s.GetNamespace(), secretRole)
 		}
