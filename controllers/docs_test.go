@@ -1,8 +1,6 @@
 package controllers_test
 
 import (
-	"bufio"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/markdown"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
@@ -19,7 +18,7 @@ import (
 // one row per reason the API defines, each with the v1alpha1 phase that
 // conversion actually gives it.
 func TestLifecycleDocTable(t *testing.T) {
-	rows := conditionTableRows(t, "../docs/lifecycle.md")
+	rows := markdown.Table(t, "../docs/lifecycle.md", "| status | reason |")
 
 	var reasons []string
 	for _, row := range rows {
@@ -49,37 +48,4 @@ func TestLifecycleDocTable(t *testing.T) {
 	if diff := cmp.Diff(want, reasons); diff != "" {
 		t.Errorf("the table's reasons differ from the API's (-api +docs):\n%s", diff)
 	}
-}
-
-// conditionTableRows returns the cells of the rows of the table whose header
-// starts with "| status | reason |".
-func conditionTableRows(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows [][]string
-	inTable := false
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case strings.HasPrefix(line, "| status | reason |"):
-			inTable = true
-		case !inTable || strings.HasPrefix(line, "|---"):
-		case !strings.HasPrefix(line, "|"):
-			return rows
-		default:
-			cells := strings.Split(strings.Trim(line, "|"), "|")
-			for i := range cells {
-				cells[i] = strings.TrimSpace(cells[i])
-			}
-			rows = append(rows, cells)
-		}
-	}
-	if len(rows) == 0 {
-		t.Fatalf("no condition table in %s", path)
-	}
-	return rows
 }
