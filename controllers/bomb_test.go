@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestParamExpansionBomb runs the bomb: 20 steps whose scripts refer
@@ -27,7 +27,7 @@ func TestParamExpansionBomb(t *testing.T) {
 	for i := range 20 {
 		task.Step(fmt.Sprintf("step-%d", i), "alpine:3", script)
 	}
-	h.create(t, task.Obj(), wrappers.TaskRun("", "bomb", "bomb").Param("x", strings.Repeat("y", 64<<10)).Obj())
+	h.Create(t, task.Obj(), wrappers.TaskRun("", "bomb", "bomb").Param("x", strings.Repeat("y", 64<<10)).Obj())
 
 	size := 20 * (len("alpine:3") + len(script) + 1000*(64<<10-len("$(params.x)")))
 	h.waitForCondition(t, "bomb", condition{metav1.ConditionFalse, v1beta1.ReasonInvalidParams, fmt.Sprintf(

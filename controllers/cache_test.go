@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 func TestWriteLog(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // quietWindow is how long a finished run is watched for any change.
@@ -24,11 +24,11 @@ const quietWindow = 5 * time.Second
 // started again, whatever version wrote it and whatever happens to its Pod.
 func TestFinishedRunsAreFinal(t *testing.T) {
 	h := newHarness(t)
-	h.create(t, twoSteps("t"))
+	h.Create(t, twoSteps("t"))
 
 	// Written through v1alpha1 as Succeeded before any controller saw it.
 	alpha := &v1alpha1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "alpha-succeeded"}, Spec: v1alpha1.TaskRunSpec{TaskRef: "t"}}
-	h.create(t, alpha)
+	h.Create(t, alpha)
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	alpha.Status = v1alpha1.TaskRunStatus{Phase: v1alpha1.TaskRunPhaseSucceeded, StartTime: &now, FinishTime: &now}
 	if err := env.Client.Status().Update(context.Background(), alpha); err != nil {
@@ -44,17 +44,17 @@ func TestFinishedRunsAreFinal(t *testing.T) {
 	})
 	t.Run("no hot loop after finishing", func(t *testing.T) {
 		t.Parallel()
-		h.create(t, wrappers.TaskRun("", "quiet", "t").Obj())
+		h.Create(t, wrappers.TaskRun("", "quiet", "t").Obj())
 		kubeletSays("quiet-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })(t, h)
 		run := h.waitForCondition(t, "quiet", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
 		h.expectUntouched(t, run)
 	})
 	t.Run("deleting a finished run's Pod changes nothing", func(t *testing.T) {
 		t.Parallel()
-		h.create(t, wrappers.TaskRun("", "final", "t").Obj())
+		h.Create(t, wrappers.TaskRun("", "final", "t").Obj())
 		kubeletSays("final-pod", func(w *wrappers.PodStatusWrapper) { w.StepFailed(1, 2) })(t, h)
 		run := h.waitForCondition(t, "final", condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "second" exited with code 2`})
-		if err := env.Client.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "final-pod"}}); err != nil {
+		if err := env.Client.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "final-pod"}}); err != nil {
 			t.Fatal(err)
 		}
 		h.expectUntouched(t, run)
@@ -66,7 +66,7 @@ func TestFinishedRunsAreFinal(t *testing.T) {
 func (h *harness) expectUntouched(t *testing.T, run *v1beta1.TaskRun) {
 	t.Helper()
 	consistently(t, quietWindow, func() (bool, string) {
-		now := h.run(t, run.Name)
+		now := h.TaskRun(t, run.Name)
 		if now.ResourceVersion != run.ResourceVersion {
 			return false, "the finished run changed:\n" + cmp.Diff(run.Status, now.Status)
 		}
@@ -88,10 +88,10 @@ func TestHappyPathCost(t *testing.T) {
 	succeededBefore := metricValue(t, "minitask_taskruns_total", "Succeeded")
 	durationsBefore := metricValue(t, "minitask_taskrun_duration_seconds", "Succeeded")
 
-	h.create(t, twoSteps("t"), wrappers.TaskRun("", "happy", "t").Obj())
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "happy", "t").Obj())
 	kubeletSays("happy-pod", func(*wrappers.PodStatusWrapper) {})(t, h) // pending: every container waits
 	testenv.Eventually(t, func() (bool, string) {
-		steps := h.run(t, "happy").Status.Steps
+		steps := h.TaskRun(t, "happy").Status.Steps
 		return len(steps) > 0 && steps[0].Reason == "ContainerCreating", "first step not reported waiting for its container"
 	}, "the pending Pod to be reported")
 	kubeletSays("happy-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)

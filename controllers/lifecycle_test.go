@@ -14,8 +14,8 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestConditionTable reaches every row of the Succeeded condition's table
@@ -25,8 +25,8 @@ func TestConditionTable(t *testing.T) {
 	h := newHarness(t)
 
 	// The first row: a run the controller has not seen has no condition.
-	h.create(t, twoSteps("unseen"), wrappers.TaskRun("", "unseen", "unseen").Obj())
-	if got := succeededCondition(h.run(t, "unseen")); got != (condition{}) {
+	h.Create(t, twoSteps("unseen"), wrappers.TaskRun("", "unseen", "unseen").Obj())
+	if got := succeededCondition(h.TaskRun(t, "unseen")); got != (condition{}) {
 		t.Errorf("TaskRun not yet seen has condition %+v, want none", got)
 	}
 	h.startController(t, time.Hour)
@@ -45,7 +45,7 @@ func TestConditionTable(t *testing.T) {
 		"pending": {
 			task: twoSteps("pending"),
 			run:  wrappers.TaskRun("", "pending", "pending").Obj(),
-			act:  func(t *testing.T, h *harness) { h.waitForPod(t, "pending-pod") },
+			act:  func(t *testing.T, h *harness) { h.WaitForPod(t, "pending-pod") },
 			want: condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "pending-pod" has not started a step yet`},
 		},
 		"waiting-for-task": {
@@ -64,7 +64,7 @@ func TestConditionTable(t *testing.T) {
 			act:  kubeletSays("succeeded-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() }),
 			want: condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"},
 			check: func(t *testing.T, h *harness) {
-				run := h.run(t, "succeeded")
+				run := h.TaskRun(t, "succeeded")
 				if run.Status.CompletionTime == nil || run.Status.StartTime == nil {
 					t.Errorf("finished run has startTime %v and completionTime %v, want both", run.Status.StartTime, run.Status.CompletionTime)
 				}
@@ -82,12 +82,12 @@ func TestConditionTable(t *testing.T) {
 			act:  kubeletSays("timeout-running-pod", func(w *wrappers.PodStatusWrapper) { w.Running(1) }),
 			want: condition{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "timeout-running" did not finish within 2s`},
 			check: func(t *testing.T, h *harness) {
-				pod := h.waitForPod(t, "timeout-running-pod")
+				pod := h.WaitForPod(t, "timeout-running-pod")
 				if ads := pod.Spec.ActiveDeadlineSeconds; ads == nil || *ads > 2 {
 					t.Errorf("Pod of a 2s run has activeDeadlineSeconds %v, want at most 2", ads)
 				}
 				// The step it stopped is reported stopped, not running forever.
-				checkSteps(t, h.run(t, "timeout-running"), "first=Terminated/Completed", "second=Terminated/TaskRunTimeout")
+				checkSteps(t, h.TaskRun(t, "timeout-running"), "first=Terminated/Completed", "second=Terminated/TaskRunTimeout")
 			},
 		},
 		"timeout-waiting-for-task": {
@@ -100,30 +100,30 @@ func TestConditionTable(t *testing.T) {
 			act: func(t *testing.T, h *harness) {
 				kubeletSays("cancel-running-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
 				h.waitForCondition(t, "cancel-running", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
-				h.updateRun(t, "cancel-running", func(r *v1beta1.TaskRun) { r.Spec.Status = v1beta1.TaskRunSpecStatusCancelled })
+				h.UpdateTaskRun(t, "cancel-running", func(r *v1beta1.TaskRun) { r.Spec.Status = v1beta1.TaskRunSpecStatusCancelled })
 			},
 			want: condition{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "cancel-running" was cancelled`},
 			check: func(t *testing.T, h *harness) {
 				// Stopped, not deleted: its deadline now lies in the past.
-				pod := h.waitForPod(t, "cancel-running-pod")
+				pod := h.WaitForPod(t, "cancel-running-pod")
 				if ads := pod.Spec.ActiveDeadlineSeconds; ads == nil || *ads > 5 {
 					t.Errorf("cancelled Pod has activeDeadlineSeconds %v, want it lowered to the seconds since it started", ads)
 				}
-				checkSteps(t, h.run(t, "cancel-running"), "first=Terminated/TaskRunCancelled", "second=Terminated/TaskRunCancelled")
+				checkSteps(t, h.TaskRun(t, "cancel-running"), "first=Terminated/TaskRunCancelled", "second=Terminated/TaskRunCancelled")
 			},
 		},
 		"cancel-pending": {
 			task: twoSteps("cancel-pending"),
 			run:  wrappers.TaskRun("", "cancel-pending", "cancel-pending").Obj(),
 			act: func(t *testing.T, h *harness) {
-				h.waitForPod(t, "cancel-pending-pod")
-				h.updateRun(t, "cancel-pending", func(r *v1beta1.TaskRun) { r.Spec.Status = v1beta1.TaskRunSpecStatusCancelled })
+				h.WaitForPod(t, "cancel-pending-pod")
+				h.UpdateTaskRun(t, "cancel-pending", func(r *v1beta1.TaskRun) { r.Spec.Status = v1beta1.TaskRunSpecStatusCancelled })
 			},
 			want: condition{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "cancel-pending" was cancelled`},
 			check: func(t *testing.T, h *harness) {
 				// It never started: nothing to keep, so it is deleted.
 				testenv.Eventually(t, func() (bool, string) {
-					return isNotFound(h.key("cancel-pending-pod"), &corev1.Pod{}), "it still exists"
+					return isNotFound(h.Key("cancel-pending-pod"), &corev1.Pod{}), "it still exists"
 				}, "Pod cancel-pending-pod to be deleted")
 			},
 		},
@@ -190,7 +190,7 @@ func TestConditionTable(t *testing.T) {
 			act:  kubeletSays("long-step-names-pod", func(w *wrappers.PodStatusWrapper) { w.Running(1) }),
 			want: condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "` + strings.Repeat("t", 59) + `" (2 of 2)`},
 			check: func(t *testing.T, h *harness) {
-				checkSteps(t, h.run(t, "long-step-names"), longStep+"=Terminated/Completed", strings.Repeat("t", 59)+"=Running/")
+				checkSteps(t, h.TaskRun(t, "long-step-names"), longStep+"=Terminated/Completed", strings.Repeat("t", 59)+"=Running/")
 			},
 		},
 		"failed-by-v1alpha1": {
@@ -200,7 +200,7 @@ func TestConditionTable(t *testing.T) {
 					`waiting for Task "failed-by-v1alpha1", which does not exist`})
 				setAlphaPhase(t, h, "failed-by-v1alpha1", v1alpha1.TaskRunPhaseFailed)
 				// The Task appears too late: the run is final.
-				h.create(t, twoSteps("failed-by-v1alpha1"))
+				h.Create(t, twoSteps("failed-by-v1alpha1"))
 			},
 			want: condition{metav1.ConditionFalse, v1beta1.ReasonFailed, ""},
 			check: func(t *testing.T, h *harness) {
@@ -214,9 +214,9 @@ func TestConditionTable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			if tc.task != nil {
-				h.create(t, tc.task)
+				h.Create(t, tc.task)
 			}
-			h.create(t, tc.run)
+			h.Create(t, tc.run)
 			if tc.act != nil {
 				tc.act(t, h)
 			}
@@ -248,15 +248,11 @@ func twoSteps(name string) *v1beta1.Task {
 	return wrappers.Task("", name).Step("first", "alpine:3", "echo one").Step("second", "alpine:3", "echo two").Obj()
 }
 
-// kubeletSays waits for a Pod and writes the status that set builds.
+// kubeletSays waits for a Pod and writes the status that set builds, as a
+// step of a table's case.
 func kubeletSays(pod string, set func(*wrappers.PodStatusWrapper)) func(*testing.T, *harness) {
 	return func(t *testing.T, h *harness) {
-		h.waitForPod(t, pod)
-		h.kubelet(t, pod, func(p *corev1.Pod) corev1.PodStatus {
-			w := wrappers.PodStatus(p)
-			set(w)
-			return w.Obj()
-		})
+		h.Kubelet(t, pod, set)
 	}
 }
 
@@ -265,7 +261,7 @@ func deletePodWhileRunning(run string) func(*testing.T, *harness) {
 	return func(t *testing.T, h *harness) {
 		kubeletSays(run+"-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
 		h.waitForCondition(t, run, condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: run + "-pod"}}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: run + "-pod"}}
 		if err := env.Client.Delete(context.Background(), pod); err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +272,7 @@ func deletePodWhileRunning(run string) func(*testing.T, *harness) {
 func setAlphaPhase(t *testing.T, h *harness, name string, phase v1alpha1.TaskRunPhase) {
 	t.Helper()
 	run := &v1alpha1.TaskRun{}
-	if err := env.Client.Get(context.Background(), h.key(name), run); err != nil {
+	if err := env.Client.Get(context.Background(), h.Key(name), run); err != nil {
 		t.Fatal(err)
 	}
 	run.Status.Phase = phase
@@ -303,10 +299,10 @@ func TestDefaultTimeout(t *testing.T) {
 	h.startController(t, time.Second)
 	timedOutBefore := metricValue(t, "minitask_taskruns_total", "TaskRunTimeout")
 
-	h.create(t, wrappers.TaskRun("", "defaulted", "absent").Obj(), wrappers.TaskRun("", "unbounded", "absent").Timeout(0).Obj())
+	h.Create(t, wrappers.TaskRun("", "defaulted", "absent").Obj(), wrappers.TaskRun("", "unbounded", "absent").Timeout(0).Obj())
 	h.waitForCondition(t, "defaulted", condition{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "defaulted" did not finish within 1s`})
 	want := condition{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, `waiting for Task "absent", which does not exist`}
-	if got := succeededCondition(h.run(t, "unbounded")); got != want {
+	if got := succeededCondition(h.TaskRun(t, "unbounded")); got != want {
 		t.Errorf("run with timeout 0s, after the default timeout passed: %+v, want %+v", got, want)
 	}
 	if got := metricValue(t, "minitask_taskruns_total", "TaskRunTimeout") - timedOutBefore; got != 1 {
@@ -320,7 +316,7 @@ func TestDefaultTimeout(t *testing.T) {
 func TestPodForbiddenByAdmission(t *testing.T) {
 	h := newHarness(t)
 	ns := &corev1.Namespace{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: h.ns}, ns); err != nil {
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: h.NS}, ns); err != nil {
 		t.Fatal(err)
 	}
 	if ns.Labels == nil {
@@ -328,14 +324,14 @@ func TestPodForbiddenByAdmission(t *testing.T) {
 	}
 	ns.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
 	if err := env.Client.Update(context.Background(), ns); err != nil {
-		t.Fatalf("labelling namespace %s restricted: %v", h.ns, err)
+		t.Fatalf("labelling namespace %s restricted: %v", h.NS, err)
 	}
 	h.startController(t, time.Hour)
-	h.create(t, twoSteps("forbidden"), wrappers.TaskRun("", "forbidden", "forbidden").Obj())
+	h.Create(t, twoSteps("forbidden"), wrappers.TaskRun("", "forbidden", "forbidden").Obj())
 
 	var got condition
 	testenv.Eventually(t, func() (bool, string) {
-		got = succeededCondition(h.run(t, "forbidden"))
+		got = succeededCondition(h.TaskRun(t, "forbidden"))
 		return got.Status == metav1.ConditionFalse, fmt.Sprintf("%+v", got)
 	}, "TaskRun forbidden to fail")
 	wantPrefix := `the API server rejected the Pod: pods "forbidden-pod" is forbidden: violates PodSecurity "restricted:latest"`

@@ -12,8 +12,8 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestPodSpec checks the Pod as the API server stores it: steps in order as
@@ -27,9 +27,9 @@ func TestPodSpec(t *testing.T) {
 		Step("compile", "golang:1", "go build $(params.target)").
 		Step("entrypoint", "registry.example/$(params.target):$(params.tag)", "").Obj()
 	run := wrappers.TaskRun("", "build-1", "build").Param("greeting", "hi").Param("target", "app").Timeout(30 * time.Minute).Obj()
-	h.create(t, task, run)
+	h.Create(t, task, run)
 
-	pod := h.waitForPod(t, "build-1-pod")
+	pod := h.WaitForPod(t, "build-1-pod")
 	type container struct {
 		Name    string
 		Image   string
@@ -62,7 +62,7 @@ func TestPodSpec(t *testing.T) {
 	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
 		t.Errorf("labels mismatch (-want +got):\n%s", diff)
 	}
-	stored := h.run(t, "build-1")
+	stored := h.TaskRun(t, "build-1")
 	owner := metav1.GetControllerOf(pod)
 	if owner == nil || owner.UID != stored.UID || owner.Kind != "TaskRun" {
 		t.Errorf("Pod's controller = %+v, want TaskRun build-1 (%s)", owner, stored.UID)
@@ -75,23 +75,23 @@ func TestLongRunName(t *testing.T) {
 	h := newHarness(t)
 	h.startController(t, time.Hour)
 	name := "a-run-whose-name-is-far-too-long-for-a-pod-name-or-a-label-value-" + "0123456789"
-	h.create(t, twoSteps("t"), wrappers.TaskRun("", name, "t").Obj())
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", name, "t").Obj())
 	var run *v1beta1.TaskRun
 	testenv.Eventually(t, func() (bool, string) {
-		run = h.run(t, name)
+		run = h.TaskRun(t, name)
 		return run.Status.PodName != "", "no podName yet"
 	}, "TaskRun %s to have a Pod", name)
 	if n := len(run.Status.PodName); n > 63 {
 		t.Fatalf("podName %q has %d characters, want at most 63", run.Status.PodName, n)
 	}
 	var pods corev1.PodList
-	if err := env.Client.List(context.Background(), &pods, client.InNamespace(h.ns)); err != nil {
+	if err := env.Client.List(context.Background(), &pods, client.InNamespace(h.NS)); err != nil {
 		t.Fatal(err)
 	}
 	if len(pods.Items) != 1 || pods.Items[0].Name != run.Status.PodName || len(pods.Items[0].Labels[controllers.LabelTaskRun]) > 63 {
 		t.Fatalf("want one Pod, %s, with a label value of at most 63 characters; got %+v", run.Status.PodName, pods.Items)
 	}
-	h.kubelet(t, run.Status.PodName, func(p *corev1.Pod) corev1.PodStatus { return wrappers.PodStatus(p).Succeeded().Obj() })
+	h.Kubelet(t, run.Status.PodName, func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 	h.waitForCondition(t, name, condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
 }
 
@@ -100,7 +100,7 @@ func TestLongRunName(t *testing.T) {
 func TestTaskCreatedLater(t *testing.T) {
 	h := newHarness(t)
 	h.startController(t, time.Hour)
-	h.create(t, wrappers.TaskRun("", "early", "late").Obj())
+	h.Create(t, wrappers.TaskRun("", "early", "late").Obj())
 	run := h.waitForCondition(t, "early", condition{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, `waiting for Task "late", which does not exist`})
 	if run.Status.StartTime == nil {
 		t.Fatal("a run waiting for its Task has no startTime; its timeout would not count")
@@ -108,7 +108,7 @@ func TestTaskCreatedLater(t *testing.T) {
 	startedAt := run.Status.StartTime.Time
 
 	time.Sleep(time.Until(run.CreationTimestamp.Add(2 * time.Second))) // the scenario: the Task comes 2 s later
-	h.create(t, twoSteps("late"))
+	h.Create(t, twoSteps("late"))
 	h.waitForCondition(t, "early", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "early-pod" has not started a step yet`})
 	kubeletSays("early-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })(t, h)
 	run = h.waitForCondition(t, "early", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
@@ -122,15 +122,15 @@ func TestTaskCreatedLater(t *testing.T) {
 func TestRestartKeepsOnePod(t *testing.T) {
 	h := newHarness(t)
 	stop := h.startController(t, time.Hour)
-	h.create(t, twoSteps("t"), wrappers.TaskRun("", "restarted", "t").Obj())
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "restarted", "t").Obj())
 	kubeletSays("restarted-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
 	h.waitForCondition(t, "restarted", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
 	stop()
 
-	h.kubelet(t, "restarted-pod", func(p *corev1.Pod) corev1.PodStatus { return wrappers.PodStatus(p).Running(1).Obj() })
+	h.Kubelet(t, "restarted-pod", func(w *wrappers.PodStatusWrapper) { w.Running(1) })
 	h.startController(t, time.Hour)
 	h.waitForCondition(t, "restarted", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "second" (2 of 2)`})
-	h.kubelet(t, "restarted-pod", func(p *corev1.Pod) corev1.PodStatus { return wrappers.PodStatus(p).Succeeded().Obj() })
+	h.Kubelet(t, "restarted-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 	h.waitForCondition(t, "restarted", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
 	if pods := h.pods(t, "restarted"); len(pods) != 1 {
 		t.Errorf("the run has %d Pods after a restart, want 1", len(pods))
@@ -145,12 +145,12 @@ func TestRestartKeepsOnePod(t *testing.T) {
 func TestPodGoneWhileControllerDown(t *testing.T) {
 	h := newHarness(t)
 	stop := h.startController(t, time.Hour)
-	h.create(t, twoSteps("t"), wrappers.TaskRun("", "orphaned", "t").Obj())
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "orphaned", "t").Obj())
 	kubeletSays("orphaned-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
 	h.waitForCondition(t, "orphaned", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
 	stop()
 
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "orphaned-pod"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "orphaned-pod"}}
 	if err := env.Client.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
@@ -165,14 +165,14 @@ func TestPodGoneWhileControllerDown(t *testing.T) {
 // creating a run's Pod and recording it: the next one tracks that Pod.
 func TestPodCreatedBeforeCrashIsTracked(t *testing.T) {
 	h := newHarness(t)
-	h.create(t, twoSteps("t"), wrappers.TaskRun("", "crashed", "t").Obj())
-	run := h.run(t, "crashed")
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "crashed", "t").Obj())
+	run := h.TaskRun(t, "crashed")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "crashed-pod", Labels: map[string]string{controllers.LabelManagedBy: "minitask", controllers.LabelTaskRun: "crashed"},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1beta1.GroupVersion.WithKind("TaskRun"))}},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "step-first", Image: "alpine:3"}}},
 	}
-	h.create(t, pod)
+	h.Create(t, pod)
 
 	h.startController(t, time.Hour)
 	run = h.waitForCondition(t, "crashed", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "crashed-pod" has not started a step yet`})
@@ -196,8 +196,8 @@ func TestEarlierReleasePodIsTracked(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "legacy-runner"},
 		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "step-only", Image: "alpine:3"}}},
 	}
-	h.create(t, twoSteps("t"), legacy, wrappers.TaskRun("", "legacy", "t").Obj())
-	run := h.run(t, "legacy")
+	h.Create(t, twoSteps("t"), legacy, wrappers.TaskRun("", "legacy", "t").Obj())
+	run := h.TaskRun(t, "legacy")
 	run.Status.PodName = "legacy-runner"
 	run.Status.StartTime = &metav1.Time{Time: time.Now().Truncate(time.Second)}
 	if err := env.Client.Status().Update(context.Background(), run); err != nil {
@@ -206,14 +206,14 @@ func TestEarlierReleasePodIsTracked(t *testing.T) {
 
 	h.startController(t, time.Hour)
 	h.waitForCondition(t, "legacy", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "legacy-runner" has not started a step yet`})
-	h.kubelet(t, "legacy-runner", func(p *corev1.Pod) corev1.PodStatus { return wrappers.PodStatus(p).Running(0).Obj() })
+	h.Kubelet(t, "legacy-runner", func(w *wrappers.PodStatusWrapper) { w.Running(0) })
 	h.waitForCondition(t, "legacy", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "only" (1 of 1)`})
-	h.kubelet(t, "legacy-runner", func(p *corev1.Pod) corev1.PodStatus { return wrappers.PodStatus(p).Succeeded().Obj() })
+	h.Kubelet(t, "legacy-runner", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 	h.waitForCondition(t, "legacy", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
-	if !isNotFound(h.key("legacy-pod"), &corev1.Pod{}) {
+	if !isNotFound(h.Key("legacy-pod"), &corev1.Pod{}) {
 		t.Error("the controller created a Pod of its own for a run that has one")
 	}
-	adopted := h.waitForPod(t, "legacy-runner")
+	adopted := h.WaitForPod(t, "legacy-runner")
 	if owner := metav1.GetControllerOf(adopted); owner == nil || owner.Name != "legacy" || adopted.Labels[controllers.LabelManagedBy] != "minitask" {
 		t.Errorf("Pod not adopted: controller %+v, labels %v", owner, adopted.Labels)
 	}

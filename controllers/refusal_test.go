@@ -16,8 +16,8 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestPodRefusals has admission refuse a run's Pod in each way a real
@@ -40,7 +40,7 @@ func TestPodRefusals(t *testing.T) {
 		"quota not yet computed": {
 			// The quota controller has taken up the limit, not yet the usage.
 			refuse: func(t *testing.T, h *harness) {
-				h.create(t, podQuota(10))
+				h.Create(t, podQuota(10))
 				h.computeQuota(t, 10, nil)
 			},
 			refusal: "status unknown for quota",
@@ -49,7 +49,7 @@ func TestPodRefusals(t *testing.T) {
 		},
 		"quota exceeded": {
 			refuse: func(t *testing.T, h *harness) {
-				h.create(t, podQuota(1))
+				h.Create(t, podQuota(1))
 				h.computeQuota(t, 1, ptr.To[int64](1))
 			},
 			refusal: "exceeded quota",
@@ -57,23 +57,23 @@ func TestPodRefusals(t *testing.T) {
 			allow:   func(t *testing.T, h *harness) { h.computeQuota(t, 1, ptr.To[int64](0)) },
 		},
 		"admission webhook unreachable": {
-			refuse:  func(t *testing.T, h *harness) { h.createCluster(t, unreachableWebhook(h.ns)) },
+			refuse:  func(t *testing.T, h *harness) { h.createCluster(t, unreachableWebhook(h.NS)) },
 			refusal: "failed calling webhook",
 			cause:   "an admission webhook failed or did not answer",
 			allow: func(t *testing.T, h *harness) {
-				h.deleteCluster(t, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "unreachable-" + h.ns}})
+				h.deleteCluster(t, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "unreachable-" + h.NS}})
 			},
 		},
 		"LimitRange": {
 			refuse: func(t *testing.T, h *harness) {
-				h.create(t, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "small"}, Spec: corev1.LimitRangeSpec{
+				h.Create(t, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "small"}, Spec: corev1.LimitRangeSpec{
 					Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypePod, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}}}}})
 			},
 			refusal: "maximum cpu usage per Pod",
 		},
 		"admission policy denial": {
 			refuse: func(t *testing.T, h *harness) {
-				policy, binding := denyPodsPolicy(h.ns)
+				policy, binding := denyPodsPolicy(h.NS)
 				h.createCluster(t, policy, binding)
 			},
 			refusal: "denied request: no Pods here",
@@ -85,7 +85,7 @@ func TestPodRefusals(t *testing.T) {
 			tc.refuse(t, h)
 			h.waitForRefusal(t, tc.refusal)
 			h.startController(t, time.Hour)
-			h.create(t, twoSteps("refused"), wrappers.TaskRun("", "refused", "refused").Obj())
+			h.Create(t, twoSteps("refused"), wrappers.TaskRun("", "refused", "refused").Obj())
 
 			if tc.cause == "" {
 				run := h.waitFinished(t, "refused")
@@ -101,7 +101,7 @@ func TestPodRefusals(t *testing.T) {
 			}
 			prefix := fmt.Sprintf(`Pod "refused-pod" not created yet: %s; retrying: `, tc.cause)
 			testenv.Eventually(t, func() (bool, string) {
-				got := succeededCondition(h.run(t, "refused"))
+				got := succeededCondition(h.TaskRun(t, "refused"))
 				return got.Status == metav1.ConditionUnknown && got.Reason == v1beta1.ReasonPending &&
 					strings.HasPrefix(got.Message, prefix) && strings.Contains(got.Message, tc.refusal), fmt.Sprintf("%+v", got)
 			}, "the run to wait, saying %q", prefix)
@@ -121,12 +121,12 @@ func TestPodRefusals(t *testing.T) {
 // as a backoff, not a loop.
 func TestTimeoutWhileRefused(t *testing.T) {
 	h := newHarness(t)
-	h.create(t, podQuota(1))
+	h.Create(t, podQuota(1))
 	h.computeQuota(t, 1, ptr.To[int64](1))
 	h.waitForRefusal(t, "exceeded quota")
 	h.startController(t, time.Hour)
 	const timeout = 6 * time.Second
-	h.create(t, twoSteps("full"), wrappers.TaskRun("", "full", "full").Timeout(timeout).Obj())
+	h.Create(t, twoSteps("full"), wrappers.TaskRun("", "full", "full").Timeout(timeout).Obj())
 
 	run := h.waitFinished(t, "full")
 	want := condition{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "full" did not finish within 6s`}
@@ -156,7 +156,7 @@ func (h *harness) waitFinished(t *testing.T, name string) *v1beta1.TaskRun {
 	t.Helper()
 	var run *v1beta1.TaskRun
 	testenv.Eventually(t, func() (bool, string) {
-		run = h.run(t, name)
+		run = h.TaskRun(t, name)
 		got := succeededCondition(run)
 		return got.Status == metav1.ConditionTrue || got.Status == metav1.ConditionFalse, fmt.Sprintf("%+v", got)
 	}, "TaskRun %s to finish", name)
@@ -170,10 +170,10 @@ func (h *harness) waitForRefusal(t *testing.T, refusal string) {
 	t.Helper()
 	testenv.Eventually(t, func() (bool, string) {
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "probe", Labels: map[string]string{controllers.LabelManagedBy: controllers.ManagedByValue}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "probe", Labels: map[string]string{controllers.LabelManagedBy: controllers.ManagedByValue}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "alpine:3"}}},
 		}
-		err := h.env.Client.Create(context.Background(), pod, client.DryRunAll)
+		err := h.Env.Client.Create(context.Background(), pod, client.DryRunAll)
 		return err != nil && strings.Contains(err.Error(), refusal), fmt.Sprint(err)
 	}, "the API server to refuse Pods with %q", refusal)
 }
@@ -193,14 +193,14 @@ func podQuota(n int64) *corev1.ResourceQuota {
 func (h *harness) computeQuota(t *testing.T, hard int64, used *int64) {
 	t.Helper()
 	quota := podQuota(hard)
-	if err := h.env.Client.Get(context.Background(), h.key(quota.Name), quota); err != nil {
+	if err := h.Env.Client.Get(context.Background(), h.Key(quota.Name), quota); err != nil {
 		t.Fatal(err)
 	}
 	quota.Status = corev1.ResourceQuotaStatus{Hard: corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(hard, resource.DecimalSI)}}
 	if used != nil {
 		quota.Status.Used = corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(*used, resource.DecimalSI)}
 	}
-	if err := h.env.Client.Status().Update(context.Background(), quota); err != nil {
+	if err := h.Env.Client.Status().Update(context.Background(), quota); err != nil {
 		t.Fatalf("writing the status of ResourceQuota %s: %v", quota.Name, err)
 	}
 }
@@ -209,7 +209,7 @@ func (h *harness) computeQuota(t *testing.T, hard int64, used *int64) {
 func (h *harness) createCluster(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, obj := range objs {
-		if err := h.env.Client.Create(context.Background(), obj); err != nil {
+		if err := h.Env.Client.Create(context.Background(), obj); err != nil {
 			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
 		}
 		t.Cleanup(func() { h.deleteCluster(t, obj) })
@@ -218,7 +218,7 @@ func (h *harness) createCluster(t *testing.T, objs ...client.Object) {
 
 func (h *harness) deleteCluster(t *testing.T, obj client.Object) {
 	t.Helper()
-	if err := h.env.Client.Delete(context.Background(), obj); client.IgnoreNotFound(err) != nil {
+	if err := h.Env.Client.Delete(context.Background(), obj); client.IgnoreNotFound(err) != nil {
 		t.Errorf("deleting %T %s: %v", obj, obj.GetName(), err)
 	}
 }

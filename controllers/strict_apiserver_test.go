@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // etcdMaxRequestBytes is the largest object that the strict API server's etcd
@@ -33,20 +33,20 @@ func TestStrictAPIServer(t *testing.T) {
 	t.Run("brand-new namespace", func(t *testing.T) {
 		h := newHarnessOn(t, strict)
 		h.startController(t, time.Hour)
-		h.create(t, twoSteps("ci"), wrappers.TaskRun("", "ci", "ci").Obj())
+		h.Create(t, twoSteps("ci"), wrappers.TaskRun("", "ci", "ci").Obj())
 
 		prefix := `Pod "ci-pod" not created yet: its ServiceAccount does not exist yet; retrying: `
 		testenv.Eventually(t, func() (bool, string) {
-			got := succeededCondition(h.run(t, "ci"))
+			got := succeededCondition(h.TaskRun(t, "ci"))
 			return got.Status == metav1.ConditionUnknown && got.Reason == v1beta1.ReasonPending && strings.HasPrefix(got.Message, prefix) &&
 				strings.Contains(got.Message, `serviceaccount "default" not found`), fmt.Sprintf("%+v", got)
 		}, "the run to wait for its ServiceAccount")
 		consistently(t, 3*time.Second, func() (bool, string) {
-			got := succeededCondition(h.run(t, "ci"))
+			got := succeededCondition(h.TaskRun(t, "ci"))
 			return got.Status == metav1.ConditionUnknown && strings.HasPrefix(got.Message, prefix), fmt.Sprintf("%+v", got)
 		})
 
-		h.create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+		h.Create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
 		h.waitForCondition(t, "ci", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "ci-pod" has not started a step yet`})
 		if n := countVerb(h.writes.of("ci"), "patch status"); n != 2 {
 			t.Errorf("%d status writes, want 2 (waiting, then the Pod created): %+v", n, h.writes.of("ci"))
@@ -64,10 +64,10 @@ func TestStrictAPIServer(t *testing.T) {
 	// because of what admission adds. It would be refused every time.
 	t.Run("too large for etcd", func(t *testing.T) {
 		h := newHarnessOn(t, strict)
-		h.create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+		h.Create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
 		h.startController(t, time.Hour)
 		script := strings.Repeat("echo $(params.x)\n", 10)
-		h.create(t, wrappers.Task("", "large").Param("x").Step("only", "alpine:3", script).Obj(),
+		h.Create(t, wrappers.Task("", "large").Param("x").Step("only", "alpine:3", script).Obj(),
 			wrappers.TaskRun("", "large", "large").Param("x", strings.Repeat("y", 60<<10)).Obj())
 
 		run := h.waitFinished(t, "large")

@@ -13,9 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -29,11 +27,10 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.Run(m, &env) }
 
-// harness is one test's namespace and the controller that runs in it.
+// harness is one test's namespace, the controller that runs in it, and the
+// writes that controller attempts.
 type harness struct {
-	// env is the API server: the package's, or one a test started for itself.
-	env    *testenv.Env
-	ns     string
+	*testenv.Harness
 	writes *countingClient
 }
 
@@ -50,7 +47,7 @@ func newHarness(t *testing.T) *harness {
 // started for itself.
 func newHarnessOn(t *testing.T, e *testenv.Env) *harness {
 	t.Helper()
-	return &harness{env: e, ns: e.Namespace(t)}
+	return &harness{Harness: e.NewHarness(t)}
 }
 
 // startController starts a manager that runs the TaskRun controller, as
@@ -58,7 +55,7 @@ func newHarnessOn(t *testing.T, e *testenv.Env) *harness {
 // controller's writes. It returns a function that stops the manager.
 func (h *harness) startController(t *testing.T, defaultTimeout time.Duration) (stop func()) {
 	t.Helper()
-	return h.env.StartManager(t, func(mgr ctrl.Manager) error {
+	return h.StartManager(t, func(mgr ctrl.Manager) error {
 		h.writes = &countingClient{Client: mgr.GetClient()}
 		r := &controllers.TaskRunReconciler{
 			Client:         h.writes,
@@ -67,29 +64,7 @@ func (h *harness) startController(t *testing.T, defaultTimeout time.Duration) (s
 			DefaultTimeout: defaultTimeout,
 		}
 		return r.SetupWithManager(mgr)
-	}, func(o *ctrl.Options) {
-		o.Cache = controllers.CacheOptions()
-		o.Cache.DefaultNamespaces = map[string]cache.Config{h.ns: {}}
-	})
-}
-
-func (h *harness) create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	h.env.Create(t, h.ns, objs...)
-}
-
-func (h *harness) key(name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: h.ns, Name: name}
-}
-
-// run reads a TaskRun through the API server.
-func (h *harness) run(t *testing.T, name string) *v1beta1.TaskRun {
-	t.Helper()
-	run := &v1beta1.TaskRun{}
-	if err := h.env.Client.Get(context.Background(), h.key(name), run); err != nil {
-		t.Fatalf("getting TaskRun %s: %v", name, err)
-	}
-	return run
+	}, func(o *ctrl.Options) { o.Cache = controllers.CacheOptions() })
 }
 
 // condition is the part of the Succeeded condition that the tests assert.
@@ -112,62 +87,21 @@ func (h *harness) waitForCondition(t *testing.T, name string, want condition) *v
 	t.Helper()
 	var run *v1beta1.TaskRun
 	testenv.Eventually(t, func() (bool, string) {
-		run = h.run(t, name)
+		run = h.TaskRun(t, name)
 		got := succeededCondition(run)
 		return got == want, cmp.Diff(want, got)
 	}, "TaskRun %s's Succeeded condition (-want +got)", name)
 	return run
 }
 
-// waitForPod waits until the Pod exists, and returns it.
-func (h *harness) waitForPod(t *testing.T, name string) *corev1.Pod {
-	t.Helper()
-	pod := &corev1.Pod{}
-	testenv.Eventually(t, func() (bool, string) {
-		err := h.env.Client.Get(context.Background(), h.key(name), pod)
-		return err == nil, fmt.Sprint(err)
-	}, "Pod %s to exist", name)
-	return pod
-}
-
 // pods lists the Pods that minitask runs for a TaskRun.
 func (h *harness) pods(t *testing.T, run string) []corev1.Pod {
 	t.Helper()
 	var pods corev1.PodList
-	if err := h.env.Client.List(context.Background(), &pods, client.InNamespace(h.ns), client.MatchingLabels{controllers.LabelTaskRun: run}); err != nil {
+	if err := h.Env.Client.List(context.Background(), &pods, client.InNamespace(h.NS), client.MatchingLabels{controllers.LabelTaskRun: run}); err != nil {
 		t.Fatalf("listing Pods: %v", err)
 	}
 	return pods.Items
-}
-
-// kubelet writes status into a Pod through the status subresource, as the
-// kubelet would; status is built from the Pod as it is now.
-func (h *harness) kubelet(t *testing.T, name string, status func(*corev1.Pod) corev1.PodStatus) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		pod := &corev1.Pod{}
-		if err := h.env.Client.Get(context.Background(), h.key(name), pod); err != nil {
-			return err
-		}
-		pod.Status = status(pod)
-		return h.env.Client.Status().Update(context.Background(), pod)
-	})
-	if err != nil {
-		t.Fatalf("writing the status of Pod %s: %v", name, err)
-	}
-}
-
-// updateRun changes a TaskRun through the API server, retrying on conflicts.
-func (h *harness) updateRun(t *testing.T, name string, change func(*v1beta1.TaskRun)) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		run := h.run(t, name)
-		change(run)
-		return h.env.Client.Update(context.Background(), run)
-	})
-	if err != nil {
-		t.Fatalf("updating TaskRun %s: %v", name, err)
-	}
 }
 
 // events lists the reasons of the Events about a TaskRun, oldest first, and
@@ -175,7 +109,7 @@ func (h *harness) updateRun(t *testing.T, name string, change func(*v1beta1.Task
 func (h *harness) events(t *testing.T, run string) []string {
 	t.Helper()
 	var list eventsv1.EventList
-	if err := h.env.Client.List(context.Background(), &list, client.InNamespace(h.ns)); err != nil {
+	if err := h.Env.Client.List(context.Background(), &list, client.InNamespace(h.NS)); err != nil {
 		t.Fatalf("listing Events: %v", err)
 	}
 	var reasons []string

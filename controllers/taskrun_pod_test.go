@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 func TestPodForRun(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers/internal/wrappers"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 var testTime = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)

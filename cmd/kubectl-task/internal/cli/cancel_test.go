@@ -2,23 +2,22 @@ package cli_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 func TestCancel(t *testing.T) {
 	h := newHarness(t)
-	h.create(t, greetTask("greet"))
+	h.Create(t, greetTask("greet"))
 	h.startController(t)
 
 	if got := h.kubectlTask(t, "start", "greet", "-p", "greeting=hi", "--name", "greet-cancel"); got.Code != 0 {
 		t.Fatalf("start: %+v", got)
 	}
-	h.kubelet(t, "greet-cancel", corev1.PodPending, running(time.Now()))
+	h.Kubelet(t, "greet-cancel-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })
 	h.waitForSummary(t, "greet-cancel", "Running")
 
 	steps := []struct {
@@ -73,7 +72,7 @@ func TestCancelWithoutController(t *testing.T) {
 			}
 		})
 	}
-	if got := h.run(t, "greet-running").Spec.Status; got != v1beta1.TaskRunSpecStatusCancelled {
+	if got := h.TaskRun(t, "greet-running").Spec.Status; got != v1beta1.TaskRunSpecStatusCancelled {
 		t.Errorf("greet-running's spec.status = %q, want Cancelled", got)
 	}
 	if got := h.kubectlTask(t, "list", "greet").Stdout; !regexpMatch(`\ngreet-running +greet +30s ago +--- +Cancelling\n`, got) {

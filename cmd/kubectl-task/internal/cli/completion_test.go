@@ -38,8 +38,8 @@ func TestCompletion(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// The connection flags go right after the command, so that
 			// the word being completed stays last.
-			args := append([]string{"__complete", tc.args[0], "--kubeconfig", env.Kubeconfig, "-n", h.ns}, tc.args[1:]...)
-			args[len(args)-1] = strings.ReplaceAll(args[len(args)-1], "NS", h.ns)
+			args := append([]string{"__complete", tc.args[0], "--kubeconfig", env.Kubeconfig, "-n", h.NS}, tc.args[1:]...)
+			args[len(args)-1] = strings.ReplaceAll(args[len(args)-1], "NS", h.NS)
 			got := h.execute(t, args)
 			want := strings.Join(append(tc.want, ":4"), "\n") + "\n"
 			if diff := cmp.Diff(want, got.Stdout); diff != "" || got.Code != 0 {

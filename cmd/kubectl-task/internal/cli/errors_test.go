@@ -163,7 +163,7 @@ current-context: c
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			before := h.runs(t)
+			before := h.TaskRunNames(t)
 			var got result
 			if tc.raw {
 				got = h.execute(t, tc.args)
@@ -174,7 +174,7 @@ current-context: c
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("kubectl task %s (-want +got):\n%s", strings.Join(tc.args, " "), diff)
 			}
-			if diff := cmp.Diff(before, h.runs(t)); diff != "" {
+			if diff := cmp.Diff(before, h.TaskRunNames(t)); diff != "" {
 				t.Errorf("TaskRuns changed (-before +after):\n%s", diff)
 			}
 		})

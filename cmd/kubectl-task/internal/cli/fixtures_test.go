@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // history fills h's namespace, where no controller runs, with the Task greet,
@@ -35,18 +36,11 @@ func (h *harness) history(t *testing.T) {
 		return []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason), Message: message,
 			ObservedGeneration: 1, LastTransitionTime: *at(when)}}
 	}
-	newRun := func(name, task string, params ...v1beta1.Param) *v1beta1.TaskRun {
-		return &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task}, Params: params}}
-	}
-
-	failed := newRun("greet-failed", "greet", v1beta1.Param{Name: "greeting", Value: "hi"})
-	failed.Spec.Timeout = &v1beta1.Duration{Duration: 10 * time.Minute}
-	h.create(t, greetTask("greet"), greetTask("quiet"),
-		newRun("greet-old", "greet", v1beta1.Param{Name: "greeting", Value: "hello"}, v1beta1.Param{Name: "name", Value: "you"}),
-		failed,
-		newRun("lost-run", "gone"),
-		newRun("greet-running", "greet", v1beta1.Param{Name: "greeting", Value: "hey"}))
+	h.Create(t, greetTask("greet"), greetTask("quiet"),
+		wrappers.TaskRun("", "greet-old", "greet").Param("greeting", "hello").Param("name", "you").Obj(),
+		wrappers.TaskRun("", "greet-failed", "greet").Param("greeting", "hi").Timeout(10*time.Minute).Obj(),
+		wrappers.TaskRun("", "lost-run", "gone").Obj(),
+		wrappers.TaskRun("", "greet-running", "greet").Param("greeting", "hey").Obj())
 
 	h.setRunStatus(t, "greet-old", v1beta1.TaskRunStatus{
 		Conditions: condition(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0", -3*time.Hour+125*time.Second),
@@ -71,20 +65,20 @@ func (h *harness) history(t *testing.T) {
 			{Name: "say", State: v1beta1.StepRunning, StartedAt: at(-20 * time.Second)}},
 	})
 	// Created last, so that it is the newest: a run not seen yet has no start time.
-	h.create(t, newRun("greet-new", "greet", v1beta1.Param{Name: "greeting", Value: "yo"}))
+	h.Create(t, wrappers.TaskRun("", "greet-new", "greet").Param("greeting", "yo").Obj())
 
-	failedRun := h.run(t, "greet-failed")
+	failedRun := h.TaskRun(t, "greet-failed")
 	event := func(name, kind, object string, uid string, typ, reason, message string, when time.Duration, count int32) *corev1.Event {
 		return &corev1.Event{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
-			InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: h.ns, Name: object, UID: types.UID(uid),
+			InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: h.NS, Name: object, UID: types.UID(uid),
 				APIVersion: map[string]string{"TaskRun": "minitask.dev/v1beta1", "Pod": "v1"}[kind]},
 			Type: typ, Reason: reason, Message: message, Count: count,
 			FirstTimestamp: *at(when), LastTimestamp: *at(when),
 			Source: corev1.EventSource{Component: "minitask-controller"},
 		}
 	}
-	h.create(t,
+	h.Create(t,
 		event("greet-failed.1", "TaskRun", "greet-failed", string(failedRun.UID), corev1.EventTypeNormal, "Started", "created Pod greet-failed-pod", -time.Hour, 1),
 		event("greet-failed.2", "Pod", "greet-failed-pod", "", corev1.EventTypeNormal, "Pulled", `Container image "alpine:3" already present on machine`, -time.Hour+4*time.Second, 2),
 		event("greet-failed.3", "TaskRun", "greet-failed", string(failedRun.UID), corev1.EventTypeWarning, "Failed", `step "say" exited with code 3`, -time.Hour+12*time.Second, 1),

@@ -15,7 +15,7 @@ import (
 func TestLogs(t *testing.T) {
 	h := newHarness(t)
 	h.history(t)
-	h.create(t, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "greet-invalid"}, Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}}})
+	h.Create(t, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "greet-invalid"}, Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}}})
 	h.setRunStatus(t, "greet-invalid", v1beta1.TaskRunStatus{Conditions: []metav1.Condition{{
 		Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: string(v1beta1.ReasonInvalidParams),
 		Message: "missing values for params with no default: greeting", LastTransitionTime: metav1.NewTime(h.now),
@@ -80,7 +80,7 @@ func regexpMatch(pattern, s string) bool {
 // show or ends.
 func TestLogsFollowWaitsForTheTask(t *testing.T) {
 	h := newHarness(t)
-	h.create(t, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "early"}, Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "later"}}})
+	h.Create(t, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "early"}, Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "later"}}})
 	waiting := func(reason v1beta1.TaskRunReason, status metav1.ConditionStatus) v1beta1.TaskRunStatus {
 		return v1beta1.TaskRunStatus{StartTime: &metav1.Time{Time: h.now}, Conditions: []metav1.Condition{{
 			Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason),
@@ -99,7 +99,7 @@ func TestLogsFollowWaitsForTheTask(t *testing.T) {
 		}
 	}
 	stillWaiting("while the run waits for its Task")
-	h.create(t, greetTask("later"))
+	h.Create(t, greetTask("later"))
 	stillWaiting("once the Task exists, before its first step has started")
 
 	h.setRunStatus(t, "early", waiting(v1beta1.ReasonTimeout, metav1.ConditionFalse))

@@ -16,11 +16,12 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 func TestStart(t *testing.T) {
 	h := newHarness(t)
-	h.create(t, greetTask("greet"))
+	h.Create(t, greetTask("greet"))
 	h.startController(t)
 
 	t.Run("with params and defaults", func(t *testing.T) {
@@ -34,13 +35,13 @@ func TestStart(t *testing.T) {
 			Params:  []v1beta1.Param{{Name: "greeting", Value: "hi"}},
 			Timeout: &v1beta1.Duration{Duration: 10 * time.Minute},
 		}
-		if diff := cmp.Diff(wantSpec, h.run(t, "greet-1").Spec); diff != "" {
+		if diff := cmp.Diff(wantSpec, h.TaskRun(t, "greet-1").Spec); diff != "" {
 			t.Errorf("TaskRun spec (-want +got):\n%s", diff)
 		}
 		// The controller runs the step with the value given and the default.
 		pod := &corev1.Pod{}
 		testenv.Eventually(t, func() (bool, string) {
-			err := env.Client.Get(context.Background(), h.key("greet-1-pod"), pod)
+			err := env.Client.Get(context.Background(), h.Key("greet-1-pod"), pod)
 			return err == nil, fmt.Sprint(err)
 		}, "the run's Pod")
 		if cmd := pod.Spec.Containers[0].Command; !slices.Contains(cmd, `echo "hi, world"`) {
@@ -73,13 +74,13 @@ func TestStart(t *testing.T) {
 		if got.Code != 0 || got.Stderr != "" || m == nil || m[1] != m[2] {
 			t.Fatalf("start --generate-name: %+v, want stdout matching %s", got, want)
 		}
-		if diff := cmp.Diff([]v1beta1.Param{{Name: "greeting", Value: "hey"}, {Name: "name", Value: "you"}}, h.run(t, m[1]).Spec.Params); diff != "" {
+		if diff := cmp.Diff([]v1beta1.Param{{Name: "greeting", Value: "hey"}, {Name: "name", Value: "you"}}, h.TaskRun(t, m[1]).Spec.Params); diff != "" {
 			t.Errorf("TaskRun params (-want +got):\n%s", diff)
 		}
 	})
 
 	t.Run("refuses a required param without a value", func(t *testing.T) {
-		before := h.runs(t)
+		before := h.TaskRunNames(t)
 		got := h.kubectlTask(t, "start", "greet", "-p", "name=you", "--name", "greet-refused")
 		want := result{Code: 2, Stderr: `error: Task "greet" needs a value for 1 param; give each with -p NAME=VALUE (nothing was created):
   greeting   What to say
@@ -89,7 +90,7 @@ These have defaults, and may be left out:
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("start (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(before, h.runs(t)); diff != "" {
+		if diff := cmp.Diff(before, h.TaskRunNames(t)); diff != "" {
 			t.Errorf("TaskRuns after the refusal (-before +after):\n%s", diff)
 		}
 	})
@@ -98,8 +99,7 @@ These have defaults, and may be left out:
 		h.logs = cannedLogs{"prepare": "preparing\n", "say": "hi, world\n"}
 		defer func() { h.logs = nil }()
 		done := h.startAsync(t, "start", "greet", "-p", "greeting=hi", "--name", "greet-ok", "--showlog")
-		now := time.Now()
-		h.kubelet(t, "greet-ok", corev1.PodSucceeded, exited(0, now, now), exited(0, now, now))
+		h.Kubelet(t, "greet-ok-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 		got := <-done
 		got.Stdout = regexp.MustCompile(`succeeded in \d+s`).ReplaceAllString(got.Stdout, "succeeded in Ns")
 		want := result{Stdout: `TaskRun greet-ok started in namespace NS
@@ -117,13 +117,13 @@ TaskRun greet-ok succeeded in Ns
 		h.logs = hiccupLogs{}
 		defer func() { h.logs = nil }()
 		tests := map[string]struct {
-			run   string
-			phase corev1.PodPhase
-			say   int32 // the step say's exit code
-			want  result
+			run string
+			// kubelet says how the run's Pod ends.
+			kubelet func(*wrappers.PodStatusWrapper)
+			want    result
 		}{
 			"the run succeeds": {
-				run: "greet-hiccup-ok", phase: corev1.PodSucceeded,
+				run: "greet-hiccup-ok", kubelet: func(w *wrappers.PodStatusWrapper) { w.Succeeded() },
 				want: result{
 					Stdout: "TaskRun greet-hiccup-ok started in namespace NS\nFollow its logs with: kubectl task logs greet-hiccup-ok -f -n NS\n" +
 						"[prepare] preparing\nTaskRun greet-hiccup-ok succeeded in Ns\n",
@@ -131,7 +131,7 @@ TaskRun greet-ok succeeded in Ns
 				},
 			},
 			"the run fails": {
-				run: "greet-hiccup-bad", phase: corev1.PodFailed, say: 3,
+				run: "greet-hiccup-bad", kubelet: func(w *wrappers.PodStatusWrapper) { w.StepFailed(1, 3) },
 				want: result{Code: 1,
 					Stdout: "TaskRun greet-hiccup-bad started in namespace NS\nFollow its logs with: kubectl task logs greet-hiccup-bad -f -n NS\n" +
 						"[prepare] preparing\n",
@@ -143,8 +143,7 @@ TaskRun greet-ok succeeded in Ns
 		for name, tc := range tests {
 			t.Run(name, func(t *testing.T) {
 				done := h.startAsync(t, "start", "greet", "-p", "greeting=hi", "--name", tc.run, "--showlog")
-				now := time.Now()
-				h.kubelet(t, tc.run, tc.phase, exited(0, now, now), exited(tc.say, now, now))
+				h.Kubelet(t, tc.run+"-pod", tc.kubelet)
 				got := <-done
 				got.Stdout = regexp.MustCompile(`succeeded in \d+s`).ReplaceAllString(got.Stdout, "succeeded in Ns")
 				if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -156,8 +155,7 @@ TaskRun greet-ok succeeded in Ns
 
 	t.Run("--wait exits 1 with the reason when the run fails", func(t *testing.T) {
 		done := h.startAsync(t, "start", "greet", "-p", "greeting=hi", "--name", "greet-bad", "--wait")
-		now := time.Now()
-		h.kubelet(t, "greet-bad", corev1.PodFailed, exited(0, now, now), exited(3, now, now))
+		h.Kubelet(t, "greet-bad-pod", func(w *wrappers.PodStatusWrapper) { w.StepFailed(1, 3) })
 		want := result{Code: 1,
 			Stdout: "TaskRun greet-bad started in namespace NS\nFollow its logs with: kubectl task logs greet-bad -f -n NS\n",
 			Stderr: `error: TaskRun greet-bad failed (StepFailed): step "say" exited with code 3; see kubectl task describe greet-bad -n NS` + "\n",

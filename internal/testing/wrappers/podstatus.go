@@ -1,6 +1,3 @@
-// Package wrappers builds the objects that the controller's tests start from
-// and the Pod statuses that they write in the kubelet's place, fluently, so
-// that each case reads as what differs from the default.
 package wrappers
 
 import (
@@ -8,77 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
-
-// TaskWrapper builds a v1beta1 Task.
-type TaskWrapper struct{ v1beta1.Task }
-
-// Task starts a Task with no params and no steps.
-func Task(namespace, name string) *TaskWrapper {
-	return &TaskWrapper{v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
-}
-
-// Step appends a step.
-func (w *TaskWrapper) Step(name, image, script string) *TaskWrapper {
-	w.Spec.Steps = append(w.Spec.Steps, v1beta1.Step{Name: name, Image: image, Script: script})
-	return w
-}
-
-// Param declares a param that has no default.
-func (w *TaskWrapper) Param(name string) *TaskWrapper {
-	w.Spec.Params = append(w.Spec.Params, v1beta1.ParamSpec{Name: name})
-	return w
-}
-
-// ParamDefault declares a param with a default.
-func (w *TaskWrapper) ParamDefault(name, def string) *TaskWrapper {
-	w.Spec.Params = append(w.Spec.Params, v1beta1.ParamSpec{Name: name, Default: &def})
-	return w
-}
-
-// Obj returns the Task.
-func (w *TaskWrapper) Obj() *v1beta1.Task { return &w.Task }
-
-// TaskRunWrapper builds a v1beta1 TaskRun.
-type TaskRunWrapper struct{ v1beta1.TaskRun }
-
-// TaskRun starts a run of task with no params and the default timeout.
-func TaskRun(namespace, name, task string) *TaskRunWrapper {
-	return &TaskRunWrapper{v1beta1.TaskRun{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task}},
-	}}
-}
-
-// Param gives a param a value.
-func (w *TaskRunWrapper) Param(name, value string) *TaskRunWrapper {
-	w.Spec.Params = append(w.Spec.Params, v1beta1.Param{Name: name, Value: value})
-	return w
-}
-
-// Timeout sets spec.timeout.
-func (w *TaskRunWrapper) Timeout(d time.Duration) *TaskRunWrapper {
-	w.Spec.Timeout = &v1beta1.Duration{Duration: d}
-	return w
-}
-
-// Cancelled asks for the run to be cancelled.
-func (w *TaskRunWrapper) Cancelled() *TaskRunWrapper {
-	w.Spec.Status = v1beta1.TaskRunSpecStatusCancelled
-	return w
-}
-
-// UID sets the run's UID, which owner references name.
-func (w *TaskRunWrapper) UID(uid string) *TaskRunWrapper {
-	w.ObjectMeta.UID = types.UID(uid)
-	return w
-}
-
-// Obj returns the TaskRun.
-func (w *TaskRunWrapper) Obj() *v1beta1.TaskRun { return &w.TaskRun }
 
 // PodStatusWrapper builds the status that the kubelet reports for a Pod whose
 // init containers and container run one after another.

@@ -1,0 +1,202 @@
+// Package wrappers builds, fluently, the objects that tests start from: Tasks
+// and TaskRuns of both API versions, and the Pod statuses that tests write in
+// the kubelet's place. Each constructor makes the smallest valid object, so
+// that a test case reads as what differs from it:
+//
+//	wrappers.TaskRun(ns, "build-1", "build").Param("target", "all").Timeout(time.Minute).Obj()
+//
+// Obj returns the wrapped object itself, not a copy.
+package wrappers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// TaskWrapper builds a v1beta1 Task.
+type TaskWrapper struct{ v1beta1.Task }
+
+// Task starts a v1beta1 Task with no params and no steps.
+func Task(namespace, name string) *TaskWrapper {
+	return &TaskWrapper{v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
+}
+
+// Meta replaces the Task's metadata, name and namespace included.
+func (w *TaskWrapper) Meta(m metav1.ObjectMeta) *TaskWrapper {
+	w.ObjectMeta = m
+	return w
+}
+
+// Annotation sets one annotation.
+func (w *TaskWrapper) Annotation(key, value string) *TaskWrapper {
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, key, value)
+	return w
+}
+
+// Annotations replaces the annotations.
+func (w *TaskWrapper) Annotations(a map[string]string) *TaskWrapper {
+	w.ObjectMeta.Annotations = a
+	return w
+}
+
+// Description sets spec.description.
+func (w *TaskWrapper) Description(d string) *TaskWrapper {
+	w.Spec.Description = d
+	return w
+}
+
+// Step appends a step.
+func (w *TaskWrapper) Step(name, image, script string) *TaskWrapper {
+	w.Spec.Steps = append(w.Spec.Steps, v1beta1.Step{Name: name, Image: image, Script: script})
+	return w
+}
+
+// Steps replaces the steps.
+func (w *TaskWrapper) Steps(steps ...v1beta1.Step) *TaskWrapper {
+	w.Spec.Steps = steps
+	return w
+}
+
+// Param declares a param that has no default.
+func (w *TaskWrapper) Param(name string) *TaskWrapper {
+	w.Spec.Params = append(w.Spec.Params, v1beta1.ParamSpec{Name: name})
+	return w
+}
+
+// ParamDefault declares a param with a default.
+func (w *TaskWrapper) ParamDefault(name, def string) *TaskWrapper {
+	w.Spec.Params = append(w.Spec.Params, v1beta1.ParamSpec{Name: name, Default: &def})
+	return w
+}
+
+// Params replaces the params' declarations.
+func (w *TaskWrapper) Params(params ...v1beta1.ParamSpec) *TaskWrapper {
+	w.Spec.Params = params
+	return w
+}
+
+// Obj returns the Task.
+func (w *TaskWrapper) Obj() *v1beta1.Task { return &w.Task }
+
+// TaskRunWrapper builds a v1beta1 TaskRun.
+type TaskRunWrapper struct{ v1beta1.TaskRun }
+
+// TaskRun starts a v1beta1 run of task with no params, the default timeout
+// and no status.
+func TaskRun(namespace, name, task string) *TaskRunWrapper {
+	return &TaskRunWrapper{v1beta1.TaskRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task}},
+	}}
+}
+
+// Meta replaces the run's metadata, name and namespace included.
+func (w *TaskRunWrapper) Meta(m metav1.ObjectMeta) *TaskRunWrapper {
+	w.ObjectMeta = m
+	return w
+}
+
+// UID sets the run's UID, which owner references name.
+func (w *TaskRunWrapper) UID(uid string) *TaskRunWrapper {
+	w.ObjectMeta.UID = types.UID(uid)
+	return w
+}
+
+// Annotation sets one annotation.
+func (w *TaskRunWrapper) Annotation(key, value string) *TaskRunWrapper {
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, key, value)
+	return w
+}
+
+// Annotations replaces the annotations.
+func (w *TaskRunWrapper) Annotations(a map[string]string) *TaskRunWrapper {
+	w.ObjectMeta.Annotations = a
+	return w
+}
+
+// TaskRef sets the name of the Task to run.
+func (w *TaskRunWrapper) TaskRef(name string) *TaskRunWrapper {
+	w.Spec.TaskRef.Name = name
+	return w
+}
+
+// Param gives a param a value.
+func (w *TaskRunWrapper) Param(name, value string) *TaskRunWrapper {
+	w.Spec.Params = append(w.Spec.Params, v1beta1.Param{Name: name, Value: value})
+	return w
+}
+
+// Params replaces the params' values.
+func (w *TaskRunWrapper) Params(params ...v1beta1.Param) *TaskRunWrapper {
+	w.Spec.Params = params
+	return w
+}
+
+// Timeout sets spec.timeout.
+func (w *TaskRunWrapper) Timeout(d time.Duration) *TaskRunWrapper {
+	w.Spec.Timeout = v1beta1.NewDuration(d)
+	return w
+}
+
+// TimeoutText sets spec.timeout as a client would write it, e.g. 10m, and
+// as the API server's JSON decodes it: keeping the text.
+func (w *TaskRunWrapper) TimeoutText(text string) *TaskRunWrapper {
+	w.Spec.Timeout = DurationText(text)
+	return w
+}
+
+// Cancelled asks for the run to be cancelled.
+func (w *TaskRunWrapper) Cancelled() *TaskRunWrapper {
+	w.Spec.Status = v1beta1.TaskRunSpecStatusCancelled
+	return w
+}
+
+// Conditions replaces status.conditions.
+func (w *TaskRunWrapper) Conditions(c ...metav1.Condition) *TaskRunWrapper {
+	w.Status.Conditions = c
+	return w
+}
+
+// PodName sets status.podName.
+func (w *TaskRunWrapper) PodName(name string) *TaskRunWrapper {
+	w.Status.PodName = name
+	return w
+}
+
+// Started sets status.startTime.
+func (w *TaskRunWrapper) Started(t metav1.Time) *TaskRunWrapper {
+	w.Status.StartTime = &t
+	return w
+}
+
+// Completed sets status.completionTime.
+func (w *TaskRunWrapper) Completed(t metav1.Time) *TaskRunWrapper {
+	w.Status.CompletionTime = &t
+	return w
+}
+
+// StepStates replaces status.steps.
+func (w *TaskRunWrapper) StepStates(s ...v1beta1.StepState) *TaskRunWrapper {
+	w.Status.Steps = s
+	return w
+}
+
+// Obj returns the TaskRun.
+func (w *TaskRunWrapper) Obj() *v1beta1.TaskRun { return &w.TaskRun }
+
+// DurationText is a Duration decoded from text, as the API server's JSON
+// gives it: it keeps the text, which conversion must carry unchanged.
+func DurationText(text string) *v1beta1.Duration {
+	d := &v1beta1.Duration{}
+	if err := json.Unmarshal([]byte(strconv.Quote(text)), d); err != nil {
+		panic(fmt.Sprintf("duration %q: %v", text, err))
+	}
+	return d
+}
