@@ -55,7 +55,7 @@ type TaskRunReconciler struct {
 	// means DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
 
-	// now is the clock, time.Now when nil; tests of the phases set it.
+	// now is the clock, time.Now when nil; tests of the stages set it.
 	now func() time.Time
 	// writes knows the controller's last status write to each run.
 	writes writeLog
@@ -137,9 +137,9 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 
 	s := r.newRunScope(run)
-	err := r.reconcilePhases(ctx, s)
+	err := r.runStages(ctx, s)
 	if s.outcome == nil {
-		// An error stopped the phases before they decided anything.
+		// An error stopped the stages before they decided anything.
 		return ctrl.Result{}, err
 	}
 	applyStatus(s.run, s.outcome, s.startTime(), s.pod, s.now.Truncate(time.Second))
@@ -153,17 +153,18 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{RequeueAfter: s.untilDeadline()}, nil
 }
 
-// reconcilePhases runs the phases in order until one decides the outcome.
-func (r *TaskRunReconciler) reconcilePhases(ctx context.Context, s *runScope) error {
-	phases := []func(context.Context, *runScope) error{
+// runStages runs the reconcile's stages in order until one decides the
+// outcome. ("Phase" is v1alpha1's word for a run's status, never a stage.)
+func (r *TaskRunReconciler) runStages(ctx context.Context, s *runScope) error {
+	stages := []func(context.Context, *runScope) error{
 		r.findPod,
 		finishIfPodEnded,
 		r.stopIfRequested,
 		r.createPod,
 		trackProgress,
 	}
-	for _, phase := range phases {
-		if err := phase(ctx, s); err != nil {
+	for _, stage := range stages {
+		if err := stage(ctx, s); err != nil {
 			return err
 		}
 		if s.outcome != nil {

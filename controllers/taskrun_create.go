@@ -17,7 +17,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// This file is the phase that creates a run's Pod: the one write that cannot
+// This file is the stage that creates a run's Pod: the one write that cannot
 // be taken back, and the one the API server's admission may refuse.
 
 // createPod creates the run's Pod from its Task, unless the run has one.

@@ -18,9 +18,13 @@ import (
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// runScope carries what the phases of one reconcile share.
+// This file holds the runScope that the stages of a reconcile share, and the
+// stages that find, stop and track a run's Pod (taskrun_create.go holds the
+// one that creates it). runStages runs them in order.
+
+// runScope carries what the stages of one reconcile share.
 type runScope struct {
-	// run is the TaskRun whose status the phases rewrite in place.
+	// run is the TaskRun whose status the stages rewrite in place.
 	run *v1beta1.TaskRun
 	// original is the run as read: the base of the status patch.
 	original *v1beta1.TaskRun
@@ -35,7 +39,7 @@ type runScope struct {
 	otherPod *corev1.Pod
 	// createdPod says that this reconcile created pod.
 	createdPod bool
-	// outcome is the Succeeded condition, once a phase has decided it.
+	// outcome is the Succeeded condition, once a stage has decided it.
 	outcome *outcome
 	// written says that the status patch landed.
 	written bool
