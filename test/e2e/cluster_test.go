@@ -34,7 +34,9 @@ const ns = "default"
 func TestMain(m *testing.M) {
 	// The client logs nothing the tests need; the manager logs to its own file.
 	logf.SetLogger(logr.Discard())
-	os.Exit(m.Run())
+	code := m.Run()
+	removeReleaseTrees()
+	os.Exit(code)
 }
 
 // cluster is a local cluster that one test created with hack/local-cluster.sh.

@@ -19,8 +19,11 @@ import (
 // that a test can stop it gracefully or kill it outright. Its output goes to
 // a file, printed if the test fails.
 type manager struct {
-	t       testing.TB
-	c       *cluster
+	t testing.TB
+	c *cluster
+	// bin is the manager's executable: bin/manager, or an earlier
+	// release's (startManagerBinary).
+	bin     string
 	args    []string
 	logPath string
 	starts  int
@@ -43,8 +46,15 @@ func startManager(t testing.TB, c *cluster, extraArgs ...string) *manager {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("no %s: build it first (make test-e2e does)", bin)
 	}
+	return startManagerBinary(t, c, bin, extraArgs...)
+}
+
+// startManagerBinary is startManager with the manager executable bin, such
+// as an earlier release's: every release takes the same flags.
+func startManagerBinary(t testing.TB, c *cluster, bin string, extraArgs ...string) *manager {
+	t.Helper()
 	m := &manager{
-		t: t, c: c, logPath: filepath.Join(t.TempDir(), "manager.log"),
+		t: t, c: c, bin: bin, logPath: filepath.Join(t.TempDir(), "manager.log"),
 		args: []string{
 			"--kubeconfig=" + c.env["KUBECONFIG"],
 			"--webhook-host=127.0.0.1",
@@ -77,7 +87,7 @@ func (m *manager) start() {
 		m.t.Fatal(err)
 	}
 	fmt.Fprintf(log, "=== e2e: manager start %d at %s\n", m.starts, time.Now().Format(time.RFC3339Nano))
-	m.cmd = exec.Command(filepath.Join(m.c.repo, "bin/manager"), m.args...)
+	m.cmd = exec.Command(m.bin, m.args...)
 	m.cmd.Stdout, m.cmd.Stderr = log, log
 	// Should the test binary die before its cleanup, the manager dies with it.
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -164,5 +174,5 @@ func (m *manager) printLog() {
 		m.t.Logf("(the manager's log has %d lines; the first %d are left out)", len(lines), len(lines)-keep)
 		lines = lines[len(lines)-keep:]
 	}
-	m.t.Logf("the manager's log:\n%s", strings.Join(lines, "\n"))
+	m.t.Logf("the log of manager %s:\n%s", m.bin, strings.Join(lines, "\n"))
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
@@ -36,6 +37,25 @@ func newTask(name string, steps ...v1beta1.Step) *v1beta1.Task {
 		Spec:       v1beta1.TaskSpec{Steps: steps},
 	}
 }
+
+// alphaTask returns a v1alpha1 Task in ns: what the first release's users wrote.
+func alphaTask(name string, steps ...v1alpha1.Step) *v1alpha1.Task {
+	return &v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.TaskSpec{Steps: steps}}
+}
+
+// alphaStep is a v1alpha1 step that runs script in alpine:3 (see step).
+func alphaStep(name, script string) v1alpha1.Step {
+	return v1alpha1.Step{Name: name, Image: "alpine:3", Script: script}
+}
+
+// alphaRun returns a v1alpha1 TaskRun of task in ns.
+func alphaRun(name, task string) *v1alpha1.TaskRun {
+	return &v1alpha1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.TaskRunSpec{TaskRef: task}}
+}
+
+// podName is the name the controller gives a run's Pod (short names), in
+// release 2 as now.
+func podName(run string) string { return run + "-pod" }
 
 // runBuilder builds a v1beta1 TaskRun, so that a test says only what differs.
 type runBuilder struct{ run v1beta1.TaskRun }

@@ -1,0 +1,180 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// This file holds release 2's fixtures: Tasks, and TaskRuns in every phase,
+// written through each version it served (v1beta1 and v1alpha1) while its
+// own manager ran them, and the checks once the current release took over.
+
+// Release 2's runs: r2- written through v1beta1, r2a- through v1alpha1.
+const (
+	r2Succeeded = "r2-succeeded" // params and a timeout
+	r2Failed    = "r2-failed"    // a step exits 3
+	r2TimedOut  = "r2-timedout"  // its step outlasts its 2s timeout
+	r2Cancelled = "r2-cancelled" // cancelled at creation: never gets a Pod
+	r2Invalid   = "r2-invalid"   // no value for a param without a default: no Pod
+	r2Running   = "r2-running"   // its step runs through the upgrade
+	r2Waiting   = "r2-waiting"   // waits for its Task, created after the upgrade
+	r2New       = "r2-new"       // created once release 2's controller stopped
+
+	r2aSucceeded = "r2a-succeeded"
+	r2aFailed    = "r2a-failed"
+	r2aStopped   = "r2a-stopped" // a v1alpha1 client wrote phase Failed while it ran
+	r2aRunning   = "r2a-running" // its step runs through the upgrade
+	r2aNew       = "r2a-new"     // created once release 2's controller stopped
+
+	// r2LaterTask is the Task r2Waiting waits for.
+	r2LaterTask = "r2-later"
+	// release2RunningSeconds is how long the running runs' step sleeps:
+	// long enough to outlast the end of release 2's part and the upgrade
+	// on a slow machine (about 10 s).
+	release2RunningSeconds = 20
+)
+
+// release2InFlight are release 2's runs that have not finished at the upgrade.
+var release2InFlight = map[string]bool{r2Running: true, r2Waiting: true, r2New: true, r2aRunning: true, r2aNew: true}
+
+// release2Outcomes are how each of release 2's runs ends.
+var release2Outcomes = map[string]string{
+	r2Succeeded:  "True/Succeeded",
+	r2Failed:     "False/StepFailed",
+	r2TimedOut:   "False/TaskRunTimeout",
+	r2Cancelled:  "False/TaskRunCancelled",
+	r2Invalid:    "False/InvalidParams",
+	r2Running:    "True/Succeeded",
+	r2Waiting:    "True/Succeeded",
+	r2New:        "True/Succeeded",
+	r2aSucceeded: "True/Succeeded",
+	r2aFailed:    "False/StepFailed",
+	r2aStopped:   "False/Failed",
+	r2aRunning:   "True/Succeeded",
+	r2aNew:       "True/Succeeded",
+}
+
+// release2RunningPods are the Pods that must still run when the current
+// manager starts, for the rehearsal to prove that it takes them over.
+var release2RunningPods = []string{podName(r2Running), podName(r2aRunning)}
+
+// upgradeToRelease2 installs release 2's CRDs and webhook configuration and
+// starts its manager. before are the objects already there, which must read
+// the same with release 2's CRDs while its manager is not yet started; the
+// runs in flight among them must get a Pod, and those of runningPods must
+// still run as it starts.
+func (r *rehearsal) upgradeToRelease2(before views, inFlight map[string]bool, runningPods ...string) {
+	tree, bin := release2Build(r.t)
+	install := renderRelease(r.t, r.c, tree, "testdata/release-2-crds.yaml")
+	r.kubectl("apply", "--server-side", "-f", install)
+	r.kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/tasks.minitask.dev", "crd/taskruns.minitask.dev")
+	r.checkViewsUnchanged(before, "after installing release 2's CRDs")
+	r.checkStillRunning(runningPods...)
+	r.recordPods(inFlight)
+	r.m = startManagerBinary(r.t, r.c, bin)
+}
+
+// createRelease2Objects writes release 2's Tasks and runs while its manager
+// runs, waits until each has reached its phase, then stops release 2's
+// controller (its webhooks serve on) and writes the runs that no controller
+// has seen. It returns the views of every object in ns then.
+func (r *rehearsal) createRelease2Objects() views {
+	t := r.t
+	build := alphaTask("r2a-build", alphaStep("compile", "go build ./..."), alphaStep("test", "go test ./..."))
+	build.Labels = map[string]string{"team": "shop"}
+	create(t, r.c, greetTask("r2-greet"),
+		newTask("r2-flaky", step("compile", "go build ./..."), step("test", "go test ./...\nexit 3")),
+		build,
+		alphaTask("r2a-sleepy", alphaStep("wait", fmt.Sprintf("sleep %d", release2RunningSeconds))),
+		alphaTask("r2a-long", alphaStep("wait", "sleep 600")))
+
+	running := newRun(r2Running, "r2-greet").param("name", "ron").param("pause", fmt.Sprint(release2RunningSeconds)).obj()
+	running.Labels = map[string]string{"team": "shop"}
+	stopped := alphaRun(r2aStopped, "r2a-long")
+	stopped.Annotations = map[string]string{"note": "stopped by a v1alpha1 client"}
+	create(t, r.c,
+		newRun(r2Succeeded, "r2-greet").param("name", "ann").param("greeting", "hi").timeout(10*time.Minute).obj(),
+		newRun(r2Failed, "r2-flaky").obj(),
+		newRun(r2TimedOut, "r2-greet").param("name", "tim").param("pause", "600").timeout(2*time.Second).obj(),
+		newRun(r2Cancelled, "r2-greet").param("name", "cat").param("pause", "600").cancelled().obj(),
+		newRun(r2Invalid, "r2-greet").obj(),
+		running,
+		newRun(r2Waiting, r2LaterTask).timeout(30*time.Minute).obj(),
+		alphaRun(r2aSucceeded, "r2a-build"),
+		alphaRun(r2aFailed, "r2-flaky"),
+		alphaRun(r2aRunning, "r2a-sleepy"),
+		stopped)
+
+	waitFinished(t, r.c, time.Minute, r2Succeeded, r2Failed, r2TimedOut, r2Cancelled, r2Invalid, r2aSucceeded, r2aFailed)
+	r.waitReason(map[string]v1beta1.TaskRunReason{
+		r2Running: v1beta1.ReasonRunning, r2aRunning: v1beta1.ReasonRunning, r2aStopped: v1beta1.ReasonRunning,
+		r2Waiting: v1beta1.ReasonWaitingForTask,
+	})
+	r.failThroughV1alpha1(r2aStopped)
+
+	// Release 2's controller stops; its webhooks serve on, so that runs
+	// are written through both versions that no controller has seen.
+	r.m.stop()
+	_, bin := release2Build(t)
+	r.m = startManagerBinary(t, r.c, bin, "--enable-controller=false")
+	create(t, r.c, newRun(r2New, "r2-greet").param("name", "nia").obj(), alphaRun(r2aNew, "r2a-build"))
+
+	before := r.readViews()
+	got := map[string]string{}
+	for name := range release2Outcomes {
+		if !release2InFlight[name] {
+			got[name] = outcome(before.betaRuns[name])
+		}
+	}
+	want := maps.Clone(release2Outcomes)
+	maps.DeleteFunc(want, func(name, _ string) bool { return release2InFlight[name] })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("outcomes of release 2's finished runs under release 2 (-want +got):\n%s", diff)
+	}
+	return before
+}
+
+// waitReason waits until each named run's Succeeded condition has the reason.
+func (r *rehearsal) waitReason(want map[string]v1beta1.TaskRunReason) {
+	waitFor(r.t, time.Minute, fmt.Sprintf("TaskRuns to reach %v", want), func(ctx context.Context) error {
+		all, err := runs(ctx, r.c)
+		if err != nil {
+			return err
+		}
+		for _, name := range slices.Sorted(maps.Keys(want)) {
+			if cond := condition(all[name]); cond == nil || cond.Reason != string(want[name]) {
+				return fmt.Errorf("TaskRun %s is %s", name, describe(all[name]))
+			}
+		}
+		return nil
+	})
+}
+
+// checkRelease2Objects checks, once the current manager runs, that release
+// 2's runs end as they should: the finished ones left alone, the running
+// ones through their Pods, the waiting one once its Task is created, the new
+// ones run; and that every object in before reads the same in both versions
+// (checkViewsKept), the runs in flight at the upgrade having finished.
+func (r *rehearsal) checkRelease2Objects(before views, inFlight map[string]bool) {
+	t := r.t
+	create(t, r.c, newTask(r2LaterTask, step("say", "echo later")))
+	got := waitFinished(t, r.c, 2*release2RunningSeconds*time.Second, slices.Collect(maps.Keys(release2Outcomes))...)
+	outcomes := map[string]string{}
+	for name := range release2Outcomes {
+		outcomes[name] = outcome(got[name])
+	}
+	if diff := cmp.Diff(release2Outcomes, outcomes); diff != "" {
+		t.Errorf("outcomes of release 2's runs (-want +got):\n%s", diff)
+	}
+	waitFinished(t, r.c, 2*runningSeconds*time.Second, slices.Collect(maps.Keys(inFlight))...)
+	r.checkViewsKept(before, inFlight, "after the upgrade from release 2")
+}
