@@ -13,7 +13,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// These test the phases that need no API server: they decide from the run,
+// These test the stages that need no API server: they decide from the run,
 // its Pod and the clock alone.
 
 func TestFinishIfPodEnded(t *testing.T) {
