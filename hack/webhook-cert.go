@@ -8,23 +8,22 @@
 //	go run hack/webhook-cert.go DIR
 //
 // It is a Go program rather than an openssl recipe so that it needs nothing
-// beyond the Go toolchain. Existing files in DIR are kept.
+// beyond the Go toolchain, and it makes the certificates as the manager's own
+// rotation does (internal/certs). Existing files in DIR are kept.
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/minitask-dev/minitask/internal/certs"
 )
+
+// validity is how long the certificates last: a local cluster is remade long
+// before.
+const validity = 365 * 24 * time.Hour
 
 func main() {
 	if len(os.Args) != 2 {
@@ -44,67 +43,21 @@ func writeCerts(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	notBefore := time.Now().Add(-time.Hour)
-	notAfter := notBefore.Add(365 * 24 * time.Hour)
-
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	// The API server dials https://127.0.0.1:PORT, so the IP SAN is what it checks.
+	files, err := certs.NewServingFiles([]string{"127.0.0.1", "localhost"}, validity, time.Now())
 	if err != nil {
 		return err
 	}
-	caTemplate := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "minitask local webhook CA"},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		return fmt.Errorf("signing the CA: %w", err)
-	}
-
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	template := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		// The API server dials https://127.0.0.1:PORT, so the IP SAN is what it checks.
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:    []string{"localhost"},
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		return fmt.Errorf("signing the serving certificate: %w", err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return err
-	}
-
 	// tls.key last: its presence is what marks the directory as complete.
-	files := []struct {
-		name, kind string
-		der        []byte
+	for _, f := range []struct {
+		name string
+		data []byte
 	}{
-		{"ca.crt", "CERTIFICATE", caDER},
-		{"tls.crt", "CERTIFICATE", der},
-		{"tls.key", "EC PRIVATE KEY", keyDER},
-	}
-	for _, f := range files {
-		data := pem.EncodeToMemory(&pem.Block{Type: f.kind, Bytes: f.der})
-		if err := os.WriteFile(filepath.Join(dir, f.name), data, 0o600); err != nil {
+		{"ca.crt", files.CA},
+		{"tls.crt", files.Cert},
+		{"tls.key", files.Key},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o600); err != nil {
 			return err
 		}
 	}

@@ -146,3 +146,28 @@ func encodeCerts(certs []*x509.Certificate) []byte {
 	}
 	return buf.Bytes()
 }
+
+// ServingFiles are a CA and a serving certificate that it signed, with the
+// serving certificate's key, as PEM: the ca.crt, tls.crt and tls.key of a
+// webhook server's certificate directory.
+type ServingFiles struct {
+	CA, Cert, Key []byte
+}
+
+// NewServingFiles makes a CA and a serving certificate for hosts (DNS names or
+// IP addresses) signed by it, as the Rotator makes them, both valid from a
+// little before now (backdate) until validity after now. It is for a webhook
+// server whose certificate nothing rotates: hack/webhook-cert.go's, for a
+// local cluster.
+func NewServingFiles(hosts []string, validity time.Duration, now time.Time) (ServingFiles, error) {
+	notBefore, notAfter := now.Add(-backdate), now.Add(validity)
+	ca, err := newCA(notBefore, notAfter)
+	if err != nil {
+		return ServingFiles{}, err
+	}
+	serving, err := newServingCert(ca, hosts, notBefore, notAfter)
+	if err != nil {
+		return ServingFiles{}, err
+	}
+	return ServingFiles{CA: ca.certPEM, Cert: serving.certPEM, Key: serving.keyPEM}, nil
+}
