@@ -57,13 +57,13 @@ func TestPathIsTheBuilders(t *testing.T) {
 // TestPathIsTheMarkers proves Path is the path controller-gen writes into the
 // ValidatingWebhookConfiguration, so the API server calls what we serve.
 func TestPathIsTheMarkers(t *testing.T) {
-	src, err := os.ReadFile("setup.go")
+	src, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^// \+kubebuilder:webhook:path=([^,]+),`).FindAllSubmatch(src, -1)
 	if len(m) != 1 {
-		t.Fatalf("found %d kubebuilder:webhook markers in setup.go, want 1", len(m))
+		t.Fatalf("found %d kubebuilder:webhook markers in doc.go, want 1", len(m))
 	}
 	if got := string(m[0][1]); got != Path {
 		t.Errorf("marker path %q, want %q", got, Path)
