@@ -1,7 +1,6 @@
 package conversion
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/markdown"
 )
 
 // The phase tables in docs/conversion.md are checked against the code, so
@@ -26,7 +26,7 @@ const (
 )
 
 func TestDocConditionToPhaseTable(t *testing.T) {
-	rows := docTable(t, conditionToPhase)
+	rows := markdown.Table(t, conversionDoc, conditionToPhase)
 	reasons := map[string]bool{}
 	for _, row := range rows {
 		status, reason, phase := row[0], row[1], docPhase(row[2])
@@ -55,7 +55,7 @@ func TestDocConditionToPhaseTable(t *testing.T) {
 }
 
 func TestDocPhaseToConditionTable(t *testing.T) {
-	rows := docTable(t, phaseToCondition)
+	rows := markdown.Table(t, conversionDoc, phaseToCondition)
 	phases := map[v1alpha1.TaskRunPhase]bool{}
 	for _, row := range rows {
 		phase, status, reason := docPhase(row[0]), row[1], row[2]
@@ -83,46 +83,6 @@ func TestDocPhaseToConditionTable(t *testing.T) {
 			t.Errorf("the doc's table lacks phase %q", phase)
 		}
 	}
-}
-
-// docTable returns the cells, trimmed of spaces and backquotes, of the rows of
-// the doc's table whose header line is header.
-func docTable(t *testing.T, header string) [][]string {
-	t.Helper()
-	doc, err := os.ReadFile(conversionDoc)
-	if err != nil {
-		t.Fatalf("reading the doc: %v", err)
-	}
-	lines := strings.Split(string(doc), "\n")
-	start := -1
-	for i, line := range lines {
-		if strings.TrimSpace(line) == header {
-			start = i + 2 // past the header and its |---| line
-			break
-		}
-	}
-	if start < 0 {
-		t.Fatalf("%s has no table headed %q", conversionDoc, header)
-	}
-	var rows [][]string
-	for _, line := range lines[start:] {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "|") {
-			break
-		}
-		var cells []string
-		for _, cell := range strings.Split(strings.Trim(line, "|"), "|") {
-			cells = append(cells, strings.Trim(strings.TrimSpace(cell), "`"))
-		}
-		if len(cells) != 3 {
-			t.Fatalf("%s: table row %q has %d cells, want 3", conversionDoc, line, len(cells))
-		}
-		rows = append(rows, cells)
-	}
-	if len(rows) == 0 {
-		t.Fatalf("%s: the table headed %q has no rows", conversionDoc, header)
-	}
-	return rows
 }
 
 // docPhase reads a phase cell, where the empty phase is written "".

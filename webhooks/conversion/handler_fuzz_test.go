@@ -66,7 +66,7 @@ type handlerSeed struct {
 
 func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 	hubTaskLosingFields := hubTask().Description("Says hi").Obj()
-	stashedTask := spokeTask().Stash(`{"spec":{"description":"Says hi"}}`).Obj()
+	stashedTask := spokeTask().Annotation(stashed(`{"spec":{"description":"Says hi"}}`)).Obj()
 	waitingRun := hubRun().Timeout(0).Conditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, created)).Obj()
 	garbageAnnotatedRun := spokeRun().Phase(v1alpha1.TaskRunPhaseRunning).Annotation(AnnotationConversionData, "{").Obj()
 	phaseOutsideEnum := spokeRun().Phase("Exploded").Obj()

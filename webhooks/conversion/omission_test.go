@@ -33,7 +33,7 @@ func TestStashOverTheLimitIsOmitted(t *testing.T) {
 	}{
 		"exactly at the limit: stashed": {
 			hub:  hubTask().Description(atLimit).Obj(),
-			want: spokeTask().Stash(`{"spec":{"description":"` + atLimit + `"}}`).Obj(),
+			want: spokeTask().Annotation(stashed(`{"spec":{"description":"` + atLimit + `"}}`)).Obj(),
 			size: MaxAnnotationsBytes,
 		},
 		"one byte over: omitted and marked": {
@@ -44,7 +44,7 @@ func TestStashOverTheLimitIsOmitted(t *testing.T) {
 		"a stale stash and marker on the hub are replaced": {
 			hub: hubTask().Annotation(AnnotationConversionData, "stale").Annotation(AnnotationConversionDataOmitted, "true").
 				Description("d").Obj(),
-			want: spokeTask().Stash(`{"spec":{"description":"d"}}`).Obj(),
+			want: spokeTask().Annotation(stashed(`{"spec":{"description":"d"}}`)).Obj(),
 			size: 23 + len(AnnotationConversionData) + len(`{"v1beta1":{"spec":{"description":"d"}}}`),
 		},
 		"JSON escaping counts: 50 KiB of < take 300 KiB": {
@@ -115,7 +115,7 @@ func TestMarkerIsRemovedOnTheWayToTheHub(t *testing.T) {
 			want:  hubRun().Annotations(nil).Obj(),
 		},
 		"marker beside a stash a client added": {
-			spoke: spokeRun().Annotation(AnnotationConversionDataOmitted, "true").Stash(`{"spec":{"status":"Cancelled"}}`).Obj(),
+			spoke: spokeRun().Annotation(AnnotationConversionDataOmitted, "true").Annotation(stashed(`{"spec":{"status":"Cancelled"}}`)).Obj(),
 			want:  hubRun().Cancelled().Obj(),
 		},
 	}

@@ -31,7 +31,7 @@ func TestConvertTaskFromHub(t *testing.T) {
 		},
 		"description is stashed": {
 			hub:  hubTask().Description("Builds it").Obj(),
-			want: spokeTask().Stash(`{"spec":{"description":"Builds it"}}`).Obj(),
+			want: spokeTask().Annotation(stashed(`{"spec":{"description":"Builds it"}}`)).Obj(),
 		},
 		"params are stashed, an empty default apart from an absent one": {
 			hub: hubTask().Params(
@@ -39,13 +39,13 @@ func TestConvertTaskFromHub(t *testing.T) {
 				v1beta1.ParamSpec{Name: "suffix", Default: ptr.To("")},
 				v1beta1.ParamSpec{Name: "target"},
 			).Obj(),
-			want: spokeTask().Stash(`{"spec":{"params":[` +
+			want: spokeTask().Annotation(stashed(`{"spec":{"params":[` +
 				`{"name":"greeting","description":"What to say","default":"hello"},` +
-				`{"name":"suffix","default":""},{"name":"target"}]}}`).Obj(),
+				`{"name":"suffix","default":""},{"name":"target"}]}}`)).Obj(),
 		},
 		"description and params share one annotation": {
 			hub:  hubTask().Description("Says hi").Params(v1beta1.ParamSpec{Name: "greeting"}).Obj(),
-			want: spokeTask().Stash(`{"spec":{"description":"Says hi","params":[{"name":"greeting"}]}}`).Obj(),
+			want: spokeTask().Annotation(stashed(`{"spec":{"description":"Says hi","params":[{"name":"greeting"}]}}`)).Obj(),
 		},
 		"an empty params list is not stashed": {
 			hub:  hubTask().Params([]v1beta1.ParamSpec{}...).Obj(),
@@ -53,7 +53,7 @@ func TestConvertTaskFromHub(t *testing.T) {
 		},
 		"annotation created on an object that had none": {
 			hub:  hubTask().Annotations(nil).Description("d").Obj(),
-			want: spokeTask().Annotations(nil).Stash(`{"spec":{"description":"d"}}`).Obj(),
+			want: spokeTask().Annotations(nil).Annotation(stashed(`{"spec":{"description":"d"}}`)).Obj(),
 		},
 		"a stale annotation on the hub is dropped when nothing is lost": {
 			hub:  hubTask().Annotation(AnnotationConversionData, `{"v1beta1":{"spec":{"description":"old"}}}`).Obj(),
@@ -61,7 +61,7 @@ func TestConvertTaskFromHub(t *testing.T) {
 		},
 		"a stale annotation on the hub is replaced": {
 			hub:  hubTask().Annotation(AnnotationConversionData, "garbage").Description("new").Obj(),
-			want: spokeTask().Stash(`{"spec":{"description":"new"}}`).Obj(),
+			want: spokeTask().Annotation(stashed(`{"spec":{"description":"new"}}`)).Obj(),
 		},
 	}
 	for name, tc := range tests {
@@ -97,8 +97,8 @@ func TestConvertTaskToHub(t *testing.T) {
 			want:  hubTask().Steps().Obj(),
 		},
 		"stashed fields are restored and the annotation removed": {
-			spoke: spokeTask().Stash(`{"spec":{"description":"Says hi","params":[` +
-				`{"name":"greeting","default":"hello"},{"name":"suffix","default":""},{"name":"target"}]}}`).Obj(),
+			spoke: spokeTask().Annotation(stashed(`{"spec":{"description":"Says hi","params":[` +
+				`{"name":"greeting","default":"hello"},{"name":"suffix","default":""},{"name":"target"}]}}`)).Obj(),
 			want: hubTask().Description("Says hi").Params(
 				v1beta1.ParamSpec{Name: "greeting", Default: ptr.To("hello")},
 				v1beta1.ParamSpec{Name: "suffix", Default: ptr.To("")},
@@ -106,11 +106,11 @@ func TestConvertTaskToHub(t *testing.T) {
 			).Obj(),
 		},
 		"the spoke's steps win over stashed ones": {
-			spoke: spokeTask().Stash(`{"spec":{"steps":[{"name":"old","image":"old"}]}}`).Obj(),
+			spoke: spokeTask().Annotation(stashed(`{"spec":{"steps":[{"name":"old","image":"old"}]}}`)).Obj(),
 			want:  hubTask().Obj(),
 		},
 		"removing the only annotation leaves none": {
-			spoke: spokeTask().Annotations(nil).Stash(`{"spec":{"description":"d"}}`).Obj(),
+			spoke: spokeTask().Annotations(nil).Annotation(stashed(`{"spec":{"description":"d"}}`)).Obj(),
 			want:  hubTask().Annotations(nil).Description("d").Obj(),
 		},
 		"an unparsable annotation is ignored and removed": {
@@ -118,7 +118,7 @@ func TestConvertTaskToHub(t *testing.T) {
 			want:  hubTask().Obj(),
 		},
 		"an annotation of the wrong shape is ignored whole": {
-			spoke: spokeTask().Stash(`{"spec":{"description":"d","params":"greeting"}}`).Obj(),
+			spoke: spokeTask().Annotation(stashed(`{"spec":{"description":"d","params":"greeting"}}`)).Obj(),
 			want:  hubTask().Obj(),
 		},
 		"an empty annotation is removed": {

@@ -63,7 +63,7 @@ func TestConvertTaskRunFromHub(t *testing.T) {
 		"Unknown WaitingForTask: Pending, and the condition is stashed": {
 			hub: hubRun().Conditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, created)).Obj(),
 			want: spokeRun().Phase(v1alpha1.TaskRunPhasePending).
-				Stash(`{"status":{"conditions":[{"type":"Succeeded","status":"Unknown","lastTransitionTime":"2024-05-01T10:00:00Z","reason":"WaitingForTask","message":""}]}}`).Obj(),
+				Annotation(stashed(`{"status":{"conditions":[{"type":"Succeeded","status":"Unknown","lastTransitionTime":"2024-05-01T10:00:00Z","reason":"WaitingForTask","message":""}]}}`)).Obj(),
 		},
 		"Unknown Running: Running": {
 			hub:  hubRun().Started(started).Conditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, started)).Obj(),
@@ -75,23 +75,23 @@ func TestConvertTaskRunFromHub(t *testing.T) {
 		},
 		"False StepFailed: Failed, and the condition is stashed": {
 			hub:  hubRun().Started(started).Completed(finished).Conditions(stepFailed).Obj(),
-			want: spokeRun().Started(started).Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Stash(stashedConditions(stepFailed)).Obj(),
+			want: spokeRun().Started(started).Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(stashedConditions(stepFailed))).Obj(),
 		},
 		"False TaskRunTimeout: Failed, and the condition is stashed": {
 			hub:  hubRun().Completed(finished).Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonTimeout, finished)).Obj(),
-			want: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Stash(stashedConditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonTimeout, finished))).Obj(),
+			want: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(stashedConditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonTimeout, finished)))).Obj(),
 		},
 		"False TaskRunCancelled: Failed, and the condition is stashed": {
 			hub:  hubRun().Completed(finished).Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonCancelled, finished)).Obj(),
-			want: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Stash(stashedConditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonCancelled, finished))).Obj(),
+			want: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(stashedConditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonCancelled, finished)))).Obj(),
 		},
 		"False InvalidParams: Failed, and the condition is stashed": {
 			hub:  hubRun().Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonInvalidParams, created)).Obj(),
-			want: spokeRun().Phase(v1alpha1.TaskRunPhaseFailed).Stash(stashedConditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonInvalidParams, created))).Obj(),
+			want: spokeRun().Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(stashedConditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonInvalidParams, created)))).Obj(),
 		},
 		"False PodFailed: Failed, and the condition is stashed": {
 			hub:  hubRun().Started(started).Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonPodFailed, started)).Obj(),
-			want: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseFailed).Stash(stashedConditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonPodFailed, started))).Obj(),
+			want: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(stashedConditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonPodFailed, started)))).Obj(),
 		},
 		"False Failed at finishTime: Failed": {
 			hub:  hubRun().Started(started).Completed(finished).Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonFailed, finished)).Obj(),
@@ -99,62 +99,62 @@ func TestConvertTaskRunFromHub(t *testing.T) {
 		},
 		"a lastTransitionTime other than the derived one is stashed": {
 			hub:  hubRun().Started(started).Conditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, later)).Obj(),
-			want: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseRunning).Stash(stashedConditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, later))).Obj(),
+			want: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseRunning).Annotation(stashed(stashedConditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, later)))).Obj(),
 		},
 		"a message is stashed": {
 			hub:  hubRun().Completed(finished).Conditions(succeededWithMessage).Obj(),
-			want: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseSucceeded).Stash(stashedConditions(succeededWithMessage)).Obj(),
+			want: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseSucceeded).Annotation(stashed(stashedConditions(succeededWithMessage))).Obj(),
 		},
 		"an observedGeneration is stashed": {
 			hub:  hubRun().Started(started).Conditions(observedRunning).Obj(),
-			want: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseRunning).Stash(stashedConditions(observedRunning)).Obj(),
+			want: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseRunning).Annotation(stashed(stashedConditions(observedRunning))).Obj(),
 		},
 		"another condition type is stashed, with the whole list in order": {
 			hub: hubRun().Started(started).Conditions(readyCondition, succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, started)).Obj(),
 			want: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseRunning).
-				Stash(stashedConditions(readyCondition, succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, started))).Obj(),
+				Annotation(stashed(stashedConditions(readyCondition, succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, started)))).Obj(),
 		},
 		"only another condition type: empty phase, the list is stashed": {
 			hub:  hubRun().Conditions(readyCondition).Obj(),
-			want: spokeRun().Stash(stashedConditions(readyCondition)).Obj(),
+			want: spokeRun().Annotation(stashed(stashedConditions(readyCondition))).Obj(),
 		},
 		"spec.params are stashed": {
 			hub:  hubRun().Params(v1beta1.Param{Name: "greeting", Value: "hi"}, v1beta1.Param{Name: "empty", Value: ""}).Obj(),
-			want: spokeRun().Stash(`{"spec":{"params":[{"name":"greeting","value":"hi"},{"name":"empty","value":""}]}}`).Obj(),
+			want: spokeRun().Annotation(stashed(`{"spec":{"params":[{"name":"greeting","value":"hi"},{"name":"empty","value":""}]}}`)).Obj(),
 		},
 		"spec.timeout is stashed": {
 			hub:  hubRun().Timeout(90 * time.Minute).Obj(),
-			want: spokeRun().Stash(`{"spec":{"timeout":"1h30m0s"}}`).Obj(),
+			want: spokeRun().Annotation(stashed(`{"spec":{"timeout":"1h30m0s"}}`)).Obj(),
 		},
 		"a zero spec.timeout is stashed apart from an absent one": {
 			hub:  hubRun().Timeout(0).Obj(),
-			want: spokeRun().Stash(`{"spec":{"timeout":"0s"}}`).Obj(),
+			want: spokeRun().Annotation(stashed(`{"spec":{"timeout":"0s"}}`)).Obj(),
 		},
 		"spec.status is stashed": {
 			hub:  hubRun().Cancelled().Obj(),
-			want: spokeRun().Stash(`{"spec":{"status":"Cancelled"}}`).Obj(),
+			want: spokeRun().Annotation(stashed(`{"spec":{"status":"Cancelled"}}`)).Obj(),
 		},
 		"status.steps are stashed": {
 			hub: hubRun().StepStates(buildStep, v1beta1.StepState{Name: "test", State: v1beta1.StepWaiting}).Obj(),
-			want: spokeRun().Stash(`{"status":{"steps":[` +
+			want: spokeRun().Annotation(stashed(`{"status":{"steps":[` +
 				`{"name":"build","state":"Terminated","exitCode":0,"reason":"Completed","startedAt":"2024-05-01T10:01:00Z","finishedAt":"2024-05-01T10:06:00Z"},` +
-				`{"name":"test","state":"Waiting"}]}}`).Obj(),
+				`{"name":"test","state":"Waiting"}]}}`)).Obj(),
 		},
 		"everything lost shares one annotation": {
 			hub: hubRun().Params(v1beta1.Param{Name: "greeting", Value: "hi"}).Timeout(time.Hour).Cancelled().
 				Conditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, created)).
 				StepStates(v1beta1.StepState{Name: "build"}).Obj(),
-			want: spokeRun().Phase(v1alpha1.TaskRunPhasePending).Stash(`{` +
+			want: spokeRun().Phase(v1alpha1.TaskRunPhasePending).Annotation(stashed(`{` +
 				`"spec":{"params":[{"name":"greeting","value":"hi"}],"timeout":"1h0m0s","status":"Cancelled"},` +
 				`"status":{"conditions":[{"type":"Succeeded","status":"Unknown","lastTransitionTime":"2024-05-01T10:00:00Z","reason":"WaitingForTask","message":""}],` +
-				`"steps":[{"name":"build"}]}}`).Obj(),
+				`"steps":[{"name":"build"}]}}`)).Obj(),
 		},
 		"empty lists are not stashed": {
 			hub:  hubRun().Params([]v1beta1.Param{}...).Conditions([]metav1.Condition{}...).StepStates([]v1beta1.StepState{}...).Obj(),
 			want: spokeRun().Obj(),
 		},
 		"a stale annotation on the hub is dropped when nothing is lost": {
-			hub:  hubRun().Annotation(AnnotationConversionData, stash(`{"spec":{"status":"Cancelled"}}`)).Obj(),
+			hub:  hubRun().Annotation(stashed(`{"spec":{"status":"Cancelled"}}`)).Obj(),
 			want: spokeRun().Obj(),
 		},
 	}
@@ -210,40 +210,40 @@ func TestConvertTaskRunToHub(t *testing.T) {
 			want:  hubRun().Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonFailed, created)).Obj(),
 		},
 		"stashed fields are restored and the annotation removed": {
-			spoke: spokeRun().Stash(`{"spec":{"params":[{"name":"greeting","value":"hi"}],"timeout":"0s","status":"Cancelled"},` +
-				`"status":{"steps":[{"name":"build","state":"Terminated","exitCode":0,"reason":"Completed","startedAt":"2024-05-01T10:01:00Z","finishedAt":"2024-05-01T10:06:00Z"}]}}`).Obj(),
+			spoke: spokeRun().Annotation(stashed(`{"spec":{"params":[{"name":"greeting","value":"hi"}],"timeout":"0s","status":"Cancelled"},` +
+				`"status":{"steps":[{"name":"build","state":"Terminated","exitCode":0,"reason":"Completed","startedAt":"2024-05-01T10:01:00Z","finishedAt":"2024-05-01T10:06:00Z"}]}}`)).Obj(),
 			want: hubRun().Params(v1beta1.Param{Name: "greeting", Value: "hi"}).Timeout(0).Cancelled().StepStates(buildStep).Obj(),
 		},
 		"WaitingForTask is restored while the phase is still Pending": {
-			spoke: spokeRun().Phase(v1alpha1.TaskRunPhasePending).Stash(stashedConditions(waiting)).Obj(),
+			spoke: spokeRun().Phase(v1alpha1.TaskRunPhasePending).Annotation(stashed(stashedConditions(waiting))).Obj(),
 			want:  hubRun().Conditions(waiting).Obj(),
 		},
 		"a stashed Failed condition is restored while the phase is still Failed, the spoke's times notwithstanding": {
-			spoke: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Stash(stashedConditions(stepFailed)).Obj(),
+			spoke: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(stashedConditions(stepFailed))).Obj(),
 			want:  hubRun().Completed(finished).Conditions(stepFailed).Obj(),
 		},
 		"a v1alpha1 writer moving Running to Failed gets False Failed": {
-			spoke: spokeRun().Started(started).Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Stash(stashedConditions(runningWithMessage)).Obj(),
+			spoke: spokeRun().Started(started).Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(stashedConditions(runningWithMessage))).Obj(),
 			want:  hubRun().Started(started).Completed(finished).Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonFailed, finished)).Obj(),
 		},
 		"a stashed Succeeded condition is dropped when the phase changes": {
-			spoke: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Stash(stashedConditions(succeededWithMessage)).Obj(),
+			spoke: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(stashedConditions(succeededWithMessage))).Obj(),
 			want:  hubRun().Completed(finished).Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonFailed, finished)).Obj(),
 		},
 		"a v1alpha1 writer clearing the phase drops the Succeeded condition": {
-			spoke: spokeRun().Started(started).Stash(stashedConditions(runningWithMessage)).Obj(),
+			spoke: spokeRun().Started(started).Annotation(stashed(stashedConditions(runningWithMessage))).Obj(),
 			want:  hubRun().Started(started).Obj(),
 		},
 		"stashed conditions of other types are kept, in order, while the phase holds": {
-			spoke: spokeRun().Phase(v1alpha1.TaskRunPhasePending).Stash(stashedConditions(readyCondition, waiting)).Obj(),
+			spoke: spokeRun().Phase(v1alpha1.TaskRunPhasePending).Annotation(stashed(stashedConditions(readyCondition, waiting))).Obj(),
 			want:  hubRun().Conditions(readyCondition, waiting).Obj(),
 		},
 		"stashed conditions of other types are kept when the phase changes": {
-			spoke: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseSucceeded).Stash(stashedConditions(waiting, readyCondition)).Obj(),
+			spoke: spokeRun().Finished(finished).Phase(v1alpha1.TaskRunPhaseSucceeded).Annotation(stashed(stashedConditions(waiting, readyCondition))).Obj(),
 			want:  hubRun().Completed(finished).Conditions(succeeded(metav1.ConditionTrue, v1beta1.ReasonSucceeded, finished), readyCondition).Obj(),
 		},
 		"a phase set where only other types were stashed adds the derived condition": {
-			spoke: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseRunning).Stash(stashedConditions(readyCondition)).Obj(),
+			spoke: spokeRun().Started(started).Phase(v1alpha1.TaskRunPhaseRunning).Annotation(stashed(stashedConditions(readyCondition))).Obj(),
 			want:  hubRun().Started(started).Conditions(readyCondition, succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, started)).Obj(),
 		},
 		"an unparsable annotation is ignored and removed; the condition comes from the phase": {
@@ -251,16 +251,16 @@ func TestConvertTaskRunToHub(t *testing.T) {
 			want:  hubRun().Started(started).Conditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, started)).Obj(),
 		},
 		"an annotation of the wrong shape is ignored whole": {
-			spoke: spokeRun().Stash(`{"spec":{"params":[{"name":"greeting","value":"hi"}],"timeout":"forever"}}`).Obj(),
+			spoke: spokeRun().Annotation(stashed(`{"spec":{"params":[{"name":"greeting","value":"hi"}],"timeout":"forever"}}`)).Obj(),
 			want:  hubRun().Obj(),
 		},
 		"the spoke's values win: stashed fields v1alpha1 expresses are ignored": {
-			spoke: spokeRun().PodName("new-pod").Phase(v1alpha1.TaskRunPhaseFailed).Stash(`{"spec":{"taskRef":{"name":"old"}},` +
-				`"status":{"podName":"old-pod","startTime":"2024-05-01T10:01:00Z","completionTime":"2024-05-01T10:06:00Z"}}`).Obj(),
+			spoke: spokeRun().PodName("new-pod").Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(`{"spec":{"taskRef":{"name":"old"}},` +
+				`"status":{"podName":"old-pod","startTime":"2024-05-01T10:01:00Z","completionTime":"2024-05-01T10:06:00Z"}}`)).Obj(),
 			want: hubRun().PodName("new-pod").Conditions(succeeded(metav1.ConditionFalse, v1beta1.ReasonFailed, created)).Obj(),
 		},
 		"removing the only annotation leaves none": {
-			spoke: spokeRun().Annotations(nil).Stash(`{"spec":{"status":"Cancelled"}}`).Obj(),
+			spoke: spokeRun().Annotations(nil).Annotation(stashed(`{"spec":{"status":"Cancelled"}}`)).Obj(),
 			want:  hubRun().Annotations(nil).Cancelled().Obj(),
 		},
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
@@ -89,11 +90,11 @@ func TestAdmissionReviews(t *testing.T) {
 	}{
 		"create valid": {
 			op:   admissionv1.Create,
-			task: newTask("ok").paramDefault("greeting", "hi").step("say", "alpine:3", "echo $(params.greeting)").obj(),
+			task: wrappers.Task("default", "ok").ParamDefault("greeting", "hi").Step("say", "alpine:3", "echo $(params.greeting)").Obj(),
 		},
 		"create undeclared": {
 			op:   admissionv1.Create,
-			task: newTask("bad").step("say", "alpine:3", "echo $(params.greeting)").obj(),
+			task: wrappers.Task("default", "bad").Step("say", "alpine:3", "echo $(params.greeting)").Obj(),
 			want: &metav1.Status{
 				Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
 				Message: `Task.minitask.dev "bad" is invalid: spec.steps[0].script: Invalid value: "$(params.greeting)": step "say" uses undeclared param "greeting"`,
@@ -101,7 +102,7 @@ func TestAdmissionReviews(t *testing.T) {
 		},
 		"update malformed": {
 			op:   admissionv1.Update,
-			task: newTask("bad").step("say", "alpine:3", "echo $(params.").obj(),
+			task: wrappers.Task("default", "bad").Step("say", "alpine:3", "echo $(params.").Obj(),
 			want: &metav1.Status{
 				Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
 				Message: `Task.minitask.dev "bad" is invalid: spec.steps[0].script: Invalid value: step "say": malformed param reference "$(params.": missing ")"`,
@@ -133,10 +134,6 @@ func TestAdmissionReviews(t *testing.T) {
 // its response. An update's old object is an empty Task, so the spec changes.
 func review(t *testing.T, mux http.Handler, op admissionv1.Operation, task *v1beta1.Task) *admissionv1.AdmissionResponse {
 	t.Helper()
-	raw, err := json.Marshal(task)
-	if err != nil {
-		t.Fatal(err)
-	}
 	req := &admissionv1.AdmissionRequest{
 		UID:       "1",
 		Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1beta1", Kind: "Task"},
@@ -144,14 +141,10 @@ func review(t *testing.T, mux http.Handler, op admissionv1.Operation, task *v1be
 		Name:      task.Name,
 		Namespace: task.Namespace,
 		Operation: op,
-		Object:    runtime.RawExtension{Raw: raw},
+		Object:    runtime.RawExtension{Raw: taskJSON(t, task)},
 	}
 	if op == admissionv1.Update {
-		old, err := json.Marshal(newTask(task.Name).obj())
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.OldObject = runtime.RawExtension{Raw: old}
+		req.OldObject = runtime.RawExtension{Raw: taskJSON(t, wrappers.Task("default", task.Name).Obj())}
 	}
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
@@ -175,4 +168,17 @@ func review(t *testing.T, mux http.Handler, op admissionv1.Operation, task *v1be
 		t.Fatalf("response %+v does not answer request %s", out.Response, req.UID)
 	}
 	return out.Response
+}
+
+// taskJSON is task as the API server sends it in a review: with its
+// apiVersion and kind.
+func taskJSON(t *testing.T, task *v1beta1.Task) []byte {
+	t.Helper()
+	task = task.DeepCopy()
+	task.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("Task"))
+	raw, err := json.Marshal(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 const notName = ` does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`
@@ -20,46 +21,46 @@ func TestValidateTask(t *testing.T) {
 		want []string
 	}{
 		"no params used": {
-			task: newTask("t").step("build", "alpine:3", "echo hi").obj(),
+			task: wrappers.Task("default", "t").Step("build", "alpine:3", "echo hi").Obj(),
 		},
 		"shell syntax is not a param": {
-			task: newTask("t").step("build", "alpine:3", `echo "$HOME" $(date) ${X}`).obj(),
+			task: wrappers.Task("default", "t").Step("build", "alpine:3", `echo "$HOME" $(date) ${X}`).Obj(),
 		},
 		"declared with default": {
-			task: newTask("t").paramDefault("greeting", "hello").
-				step("say", "alpine:3", `echo "$(params.greeting)"`).obj(),
+			task: wrappers.Task("default", "t").ParamDefault("greeting", "hello").
+				Step("say", "alpine:3", `echo "$(params.greeting)"`).Obj(),
 		},
 		"declared without default": {
-			task: newTask("t").param("greeting").
-				step("say", "alpine:3", `echo "$(params.greeting)"`).obj(),
+			task: wrappers.Task("default", "t").Param("greeting").
+				Step("say", "alpine:3", `echo "$(params.greeting)"`).Obj(),
 		},
 		"declared params in image and script": {
-			task: newTask("t").param("tag").paramDefault("greeting", "").
-				step("say", "alpine:$(params.tag)", "echo $(params.greeting) $(params.greeting)").obj(),
+			task: wrappers.Task("default", "t").Param("tag").ParamDefault("greeting", "").
+				Step("say", "alpine:$(params.tag)", "echo $(params.greeting) $(params.greeting)").Obj(),
 		},
 		"undeclared in image": {
-			task: newTask("t").step("build", "alpine:$(params.tag)", "").obj(),
+			task: wrappers.Task("default", "t").Step("build", "alpine:$(params.tag)", "").Obj(),
 			want: []string{`spec.steps[0].image: Invalid value: "$(params.tag)": step "build" uses undeclared param "tag"`},
 		},
 		"undeclared in script": {
-			task: newTask("t").paramDefault("name", "x").
-				step("clone", "git", "git clone $(params.name)").
-				step("build", "alpine:3", "echo $(params.greeting)").obj(),
+			task: wrappers.Task("default", "t").ParamDefault("name", "x").
+				Step("clone", "git", "git clone $(params.name)").
+				Step("build", "alpine:3", "echo $(params.greeting)").Obj(),
 			want: []string{`spec.steps[1].script: Invalid value: "$(params.greeting)": step "build" uses undeclared param "greeting"`},
 		},
 		"names are case sensitive": {
-			task: newTask("t").param("greeting").step("say", "alpine:3", "echo $(params.Greeting)").obj(),
+			task: wrappers.Task("default", "t").Param("greeting").Step("say", "alpine:3", "echo $(params.Greeting)").Obj(),
 			want: []string{`spec.steps[0].script: Invalid value: "$(params.Greeting)": step "say" uses undeclared param "Greeting"`},
 		},
 		"a param repeated in one field is reported once": {
-			task: newTask("t").step("say", "alpine:3", "echo $(params.x) $(params.x)").obj(),
+			task: wrappers.Task("default", "t").Step("say", "alpine:3", "echo $(params.x) $(params.x)").Obj(),
 			want: []string{`spec.steps[0].script: Invalid value: "$(params.x)": step "say" uses undeclared param "x"`},
 		},
 		"several problems at once, in order": {
-			task: newTask("t").param("ok").
-				step("one", "img:$(params.tag)", "echo $(params.ok) $(params.a) $(params.b)").
-				step("two", "alpine:3", "echo $(params.).").
-				step("three", "$(params.tag)", "echo $(params.a)").obj(),
+			task: wrappers.Task("default", "t").Param("ok").
+				Step("one", "img:$(params.tag)", "echo $(params.ok) $(params.a) $(params.b)").
+				Step("two", "alpine:3", "echo $(params.).").
+				Step("three", "$(params.tag)", "echo $(params.a)").Obj(),
 			want: []string{
 				`spec.steps[0].image: Invalid value: "$(params.tag)": step "one" uses undeclared param "tag"`,
 				`spec.steps[0].script: Invalid value: "$(params.a)": step "one" uses undeclared param "a"`,
@@ -70,19 +71,19 @@ func TestValidateTask(t *testing.T) {
 			},
 		},
 		"malformed: empty name": {
-			task: newTask("t").step("build", "alpine:3", "echo $(params.)").obj(),
+			task: wrappers.Task("default", "t").Step("build", "alpine:3", "echo $(params.)").Obj(),
 			want: []string{`spec.steps[0].script: Invalid value: step "build": malformed param reference "$(params.)": empty name`},
 		},
 		"malformed: unclosed": {
-			task: newTask("t").param("x").step("build", "alpine:3", "echo $(params.x").obj(),
+			task: wrappers.Task("default", "t").Param("x").Step("build", "alpine:3", "echo $(params.x").Obj(),
 			want: []string{`spec.steps[0].script: Invalid value: step "build": malformed param reference "$(params.x": missing ")"`},
 		},
 		"malformed: unclosed without name": {
-			task: newTask("t").step("build", "alpine:$(params.", "").obj(),
+			task: wrappers.Task("default", "t").Step("build", "alpine:$(params.", "").Obj(),
 			want: []string{`spec.steps[0].image: Invalid value: step "build": malformed param reference "$(params.": missing ")"`},
 		},
 		"malformed: bad name even if declared-looking": {
-			task: newTask("t").param("a").step("build", "alpine:3", "echo $(params.a b)").obj(),
+			task: wrappers.Task("default", "t").Param("a").Step("build", "alpine:3", "echo $(params.a b)").Obj(),
 			want: []string{`spec.steps[0].script: Invalid value: step "build": malformed param reference "$(params.a b)": name "a b"` + notName},
 		},
 	}
@@ -100,11 +101,11 @@ func TestValidateTask(t *testing.T) {
 }
 
 func TestTaskValidator(t *testing.T) {
-	valid := newTask("greet").param("greeting").step("say", "alpine:3", "echo $(params.greeting)").obj()
-	undeclared := newTask("greet").step("say", "alpine:3", "echo $(params.greeting)").obj()
+	valid := wrappers.Task("default", "greet").Param("greeting").Step("say", "alpine:3", "echo $(params.greeting)").Obj()
+	undeclared := wrappers.Task("default", "greet").Step("say", "alpine:3", "echo $(params.greeting)").Obj()
 	undeclaredRelabelled := undeclared.DeepCopy()
 	undeclaredRelabelled.Labels = map[string]string{"team": "a"}
-	undeclaredEdited := newTask("greet").step("say", "alpine:4", "echo $(params.greeting)").obj()
+	undeclaredEdited := wrappers.Task("default", "greet").Step("say", "alpine:4", "echo $(params.greeting)").Obj()
 
 	const invalidMsg = `Task.minitask.dev "greet" is invalid: spec.steps[0].script: Invalid value: "$(params.greeting)": step "say" uses undeclared param "greeting"`
 	v := TaskValidator{}
@@ -149,7 +150,7 @@ func TestTaskValidator(t *testing.T) {
 // TestInvalidStatusNamesFields checks the status the API server relays: its
 // causes carry the field paths that kubectl prints.
 func TestInvalidStatusNamesFields(t *testing.T) {
-	task := newTask("greet").step("a", "$(params.x)", "").step("b", "alpine:3", "echo $(params.y)").obj()
+	task := wrappers.Task("default", "greet").Step("a", "$(params.x)", "").Step("b", "alpine:3", "echo $(params.y)").Obj()
 	_, err := TaskValidator{}.ValidateCreate(context.Background(), task)
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
