@@ -5,9 +5,10 @@ package apis_test
 import (
 	"testing"
 
-	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
+	"github.com/minitask-dev/minitask/webhooks"
 )
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Run(m, &env) }
+func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }

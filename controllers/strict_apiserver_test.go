@@ -10,8 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+	"github.com/minitask-dev/minitask/webhooks"
 )
 
 // etcdMaxRequestBytes is the largest object that the strict API server's etcd
@@ -24,7 +25,7 @@ const etcdMaxRequestBytes = 512 << 10
 // whose ServiceAccount does not exist (envtest turns that admission plugin
 // off), and an object larger than etcd stores (which it answers with a 500).
 func TestStrictAPIServer(t *testing.T) {
-	strict := testenv.ForTest(t, testenv.WithServiceAccountAdmission(), testenv.WithEtcdMaxRequestBytes(etcdMaxRequestBytes))
+	strict := testenv.ForTest(t, webhooks.SetupWithManager, testenv.WithServiceAccountAdmission(), testenv.WithEtcdMaxRequestBytes(etcdMaxRequestBytes))
 
 	// What CI systems do: a namespace, and at once a Task and a run in it.
 	// No controller-manager creates the namespace's default ServiceAccount

@@ -18,14 +18,15 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers"
-	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
+	"github.com/minitask-dev/minitask/webhooks"
 )
 
 // env is the API server that the tests of this package share. It is nil under
 // -short, which runs the unit tests only.
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Run(m, &env) }
+func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }
 
 // harness is one test's namespace, the controller that runs in it, and the
 // writes that controller attempts.

@@ -24,8 +24,9 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/certs"
-	"github.com/minitask-dev/minitask/internal/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/manifests"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
+	"github.com/minitask-dev/minitask/webhooks"
 	"github.com/minitask-dev/minitask/webhooks/validation"
 )
 
@@ -47,7 +48,7 @@ var crdNames = []string{"tasks.minitask.dev", "taskruns.minitask.dev"}
 // the CA, that conversion and validation then work through the API server,
 // and that rotating the serving certificate and then the CA fails no request.
 func TestSelfManagedCertificates(t *testing.T) {
-	env := testenv.ForTest(t)
+	env := testenv.ForTest(t, webhooks.SetupWithManager)
 	ctx := t.Context()
 	install := manifests.Render(t, "default")
 	createKinds(t, env, install, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")

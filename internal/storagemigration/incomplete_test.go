@@ -24,7 +24,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
-	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // TestMigratorGoesOnPastObjectsItCannotRewrite has an admission policy deny

@@ -16,12 +16,13 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
-	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
+	"github.com/minitask-dev/minitask/webhooks"
 )
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Run(m, &env) }
+func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }
 
 // TestMigratorRewritesObjectsStoredInV1alpha1 stores objects as the first
 // release did (storage version v1alpha1), switches storage to v1beta1 as an

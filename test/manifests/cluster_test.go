@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/minitask-dev/minitask/internal/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/manifests"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // cluster is an empty API server (envtest: kube-apiserver and etcd, no

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/internal/scheme"
-	"github.com/minitask-dev/minitask/internal/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/manifests"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // testInstalledManager runs the manager binary with the installed

@@ -1,4 +1,4 @@
-package conversion_test
+package conversion
 
 import (
 	"context"
@@ -16,8 +16,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/testenv"
-	"github.com/minitask-dev/minitask/webhooks/conversion"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // env is the API server the subtests of TestThroughAPIServer share.
@@ -28,7 +27,7 @@ var env *testenv.Env
 // does not store. It starts the API server itself rather than from TestMain,
 // so that this package's unit tests, in the same test binary, need none.
 func TestThroughAPIServer(t *testing.T) {
-	env = testenv.ForTest(t)
+	env = testenv.ForTest(t, SetupWebhooks)
 	for name, test := range map[string]func(*testing.T){
 		"v1alpha1 objects read back unchanged":             testV1alpha1ObjectsReadBackUnchanged,
 		"v1beta1 fields survive a v1alpha1 update":         testKeepsV1beta1FieldsThroughV1alpha1Update,
@@ -130,8 +129,8 @@ func testKeepsV1beta1FieldsThroughV1alpha1Update(t *testing.T) {
 	if spoke.Spec.TaskRef != "greet" {
 		t.Errorf("v1alpha1 taskRef = %q, want greet", spoke.Spec.TaskRef)
 	}
-	if _, ok := spoke.Annotations[conversion.AnnotationConversionData]; !ok {
-		t.Fatalf("v1alpha1 view has no %s annotation; annotations: %v", conversion.AnnotationConversionData, spoke.Annotations)
+	if _, ok := spoke.Annotations[AnnotationConversionData]; !ok {
+		t.Fatalf("v1alpha1 view has no %s annotation; annotations: %v", AnnotationConversionData, spoke.Annotations)
 	}
 
 	if spoke.Labels == nil {
@@ -315,8 +314,8 @@ func mustGet(t *testing.T, key client.ObjectKey, obj client.Object) {
 func assertNoConversionAnnotation(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
-		if _, ok := o.GetAnnotations()[conversion.AnnotationConversionData]; ok {
-			t.Errorf("v1beta1 %T %s carries the %s annotation", o, o.GetName(), conversion.AnnotationConversionData)
+		if _, ok := o.GetAnnotations()[AnnotationConversionData]; ok {
+			t.Errorf("v1beta1 %T %s carries the %s annotation", o, o.GetName(), AnnotationConversionData)
 		}
 	}
 }

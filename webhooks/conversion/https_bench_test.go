@@ -1,4 +1,4 @@
-package conversion_test
+package conversion
 
 import (
 	"bytes"
@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minitask-dev/minitask/internal/testenv"
-	"github.com/minitask-dev/minitask/webhooks/conversion"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // BenchmarkConversionHTTPS sends ConversionReviews to the webhook server as
@@ -19,23 +18,23 @@ import (
 // latency percentiles of those. It ignores b.N: run it with -benchtime=1x.
 // With -short it is skipped (it starts a kube-apiserver and etcd).
 func BenchmarkConversionHTTPS(b *testing.B) {
-	env := testenv.ForTest(b)
+	env := testenv.ForTest(b, SetupWebhooks)
 	baseURL, client, err := env.WebhookClient()
 	if err != nil {
 		b.Fatal(err)
 	}
-	scheme := conversion.NewTestScheme(b)
-	for _, input := range conversion.BenchmarkInputs(b) {
-		for _, n := range conversion.BenchmarkSizes {
-			body := conversion.Review(b, scheme, input.To, input.Objects(n)...)
+	scheme := newTestScheme(b)
+	for _, input := range benchmarkInputs(b) {
+		for _, n := range benchmarkSizes {
+			body := review(b, scheme, input.To, input.Objects(n)...)
 			b.Run(input.Name(n), func(b *testing.B) {
 				for range 2 {
-					postReview(b, client, baseURL, body)
+					postOverTLS(b, client, baseURL, body)
 				}
 				latencies := make([]time.Duration, httpsRequests(n))
 				for i := range latencies {
 					start := time.Now()
-					postReview(b, client, baseURL, body)
+					postOverTLS(b, client, baseURL, body)
 					latencies[i] = time.Since(start)
 				}
 				reportLatencies(b, latencies)
@@ -60,7 +59,9 @@ func httpsRequests(objects int) int {
 	}
 }
 
-func postReview(b *testing.B, client *http.Client, baseURL string, body []byte) {
+// postOverTLS posts one review body to the webhook server at baseURL and
+// fails unless it answers Success.
+func postOverTLS(b *testing.B, client *http.Client, baseURL string, body []byte) {
 	resp, err := client.Post(baseURL+"/convert", "application/json", bytes.NewReader(body))
 	if err != nil {
 		b.Fatalf("posting a review: %v", err)

@@ -1,4 +1,4 @@
-package conversion_test
+package conversion
 
 import (
 	"context"
@@ -10,10 +10,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/minitask-dev/minitask/internal/testenv"
-	"github.com/minitask-dev/minitask/webhooks/conversion"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // BenchmarkListThroughConversion LISTs 1,500 ~10 KB Tasks from the API
@@ -27,7 +25,7 @@ import (
 // b.N: run it with -benchtime=1x. With -short it is skipped.
 func BenchmarkListThroughConversion(b *testing.B) {
 	const objects, lists = 1500, 7
-	env := testenv.ForTest(b)
+	env := testenv.ForTest(b, SetupWebhooks)
 	ns := env.Namespace(b)
 	callsBefore := conversionRequests(b)
 	createTasks(b, env, ns, objects)
@@ -73,7 +71,7 @@ func BenchmarkListThroughConversion(b *testing.B) {
 func createTasks(b testing.TB, env *testenv.Env, ns string, n int) {
 	b.Helper()
 	testenv.CreateInParallel(b, env.Client, 8, n, func(i int) client.Object {
-		task := conversion.LargeTask(i)
+		task := largeTask(i)
 		// Only what a client sets: no UID, owner or finalizer.
 		task.ObjectMeta = metav1.ObjectMeta{Name: task.Name, Namespace: ns, Labels: task.Labels, Annotations: task.Annotations}
 		return task
@@ -85,24 +83,7 @@ func createTasks(b testing.TB, env *testenv.Env, ns string, n int) {
 // metrics registry here counts them.
 func conversionRequests(tb testing.TB) float64 {
 	tb.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var n float64
-	for _, family := range families {
-		if family.GetName() != "controller_runtime_webhook_requests_total" {
-			continue
-		}
-		for _, m := range family.Metric {
-			for _, label := range m.Label {
-				if label.GetName() == "webhook" && label.GetValue() == "/convert" {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
+	return testenv.CounterValue(tb, "controller_runtime_webhook_requests_total", map[string]string{"webhook": Path})
 }
 
 func medianDuration(ds []time.Duration) time.Duration {

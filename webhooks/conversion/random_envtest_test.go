@@ -1,4 +1,4 @@
-package conversion_test
+package conversion
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
 const (
@@ -31,14 +30,14 @@ const (
 // is stored has not changed.
 func testRandomObjectsThroughAPIServer(t *testing.T) {
 	ns := env.Namespace(t)
-	r := conversion.NewRandomObjects(apiSeed)
+	r := newObjectGenerator(apiSeed)
 	for i := range apiRoundTrips {
-		hubRun := r.HubTaskRun()
+		hubRun := r.hubTaskRun()
 		roundTrip(t, ns, fmt.Sprintf("hub-run-%d", i), hubRun, &hubRun.Status, &v1alpha1.TaskRun{}, true)
-		spokeRun := r.SpokeTaskRun()
+		spokeRun := r.spokeTaskRun()
 		roundTrip(t, ns, fmt.Sprintf("spoke-run-%d", i), spokeRun, &spokeRun.Status, &v1beta1.TaskRun{}, true)
-		roundTrip(t, ns, fmt.Sprintf("hub-task-%d", i), r.HubTask(), nil, &v1alpha1.Task{}, false)
-		roundTrip(t, ns, fmt.Sprintf("spoke-task-%d", i), r.SpokeTask(), nil, &v1beta1.Task{}, false)
+		roundTrip(t, ns, fmt.Sprintf("hub-task-%d", i), r.hubTask(), nil, &v1alpha1.Task{}, false)
+		roundTrip(t, ns, fmt.Sprintf("spoke-task-%d", i), r.spokeTask(), nil, &v1beta1.Task{}, false)
 	}
 }
 
@@ -162,18 +161,18 @@ func storedContent(t *testing.T, obj client.Object) string {
 func testHostileObjectsThroughAPIServer(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	r := conversion.NewRandomObjects(apiSeed + 1)
+	r := newObjectGenerator(apiSeed + 1)
 	want := map[string]bool{}
 	for i := range 5 {
-		run := r.HubTaskRun()
+		run := r.hubTaskRun()
 		start := metav1.Date(2024, 5, 1, 10, 0, 0, 0, metav1.Now().Location())
 		run.Status.StartTime = &start
 		run.TypeMeta = metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "TaskRun"}
 		name := fmt.Sprintf("lowercase-%d", i)
-		env.PutInEtcd(t, "taskruns", ns, name, []byte(conversion.LowercaseTimes(jsonOf(t, run))))
+		env.PutInEtcd(t, "taskruns", ns, name, []byte(lowercaseTimes(jsonOf(t, run))))
 		want[name] = true
 
-		big := conversion.OversizedHubRun()
+		big := oversizedHubRun()
 		big.TypeMeta = run.TypeMeta
 		name = fmt.Sprintf("oversized-%d", i)
 		env.PutInEtcd(t, "taskruns", ns, name, []byte(jsonOf(t, big)))
@@ -196,7 +195,7 @@ func testHostileObjectsThroughAPIServer(t *testing.T) {
 		before := storedContent(t, run)
 		spoke := &v1alpha1.TaskRun{}
 		mustGet(t, client.ObjectKeyFromObject(run), spoke)
-		metav1.SetMetaDataAnnotation(&spoke.ObjectMeta, conversion.AnnotationConversionData, forged)
+		metav1.SetMetaDataAnnotation(&spoke.ObjectMeta, AnnotationConversionData, forged)
 		if err := env.Client.Update(ctx, spoke); !apierrors.IsInvalid(err) {
 			t.Errorf("forged annotation %s: got %v, want the write refused as Invalid", forged, err)
 		}

@@ -1,4 +1,4 @@
-package conversion_test
+package conversion
 
 import (
 	"context"
@@ -16,8 +16,6 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/testenv"
-	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
 // Conversion under stress (API.md): objects in etcd that no write through
@@ -73,7 +71,7 @@ func testOversizedStashReadsThroughV1alpha1(t *testing.T) {
 
 	spoke := &v1alpha1.Task{}
 	mustGet(t, client.ObjectKey{Namespace: ns, Name: "big"}, spoke)
-	if diff := cmp.Diff(map[string]string{conversion.AnnotationConversionDataOmitted: "true"}, spoke.Annotations); diff != "" {
+	if diff := cmp.Diff(map[string]string{AnnotationConversionDataOmitted: "true"}, spoke.Annotations); diff != "" {
 		t.Errorf("v1alpha1 annotations (-want +got):\n%s", diff)
 	}
 	list := &v1alpha1.TaskList{}
@@ -128,11 +126,4 @@ spec:
 func putInEtcd(t *testing.T, resource, ns, name, object string) {
 	t.Helper()
 	env.PutInEtcd(t, resource, ns, name, []byte(object))
-}
-
-// passthroughCount reads minitask_conversion_passthrough_total{kind}, which
-// the webhook manager in this process counts.
-func passthroughCount(t *testing.T, kind string) float64 {
-	t.Helper()
-	return testenv.CounterValue(t, "minitask_conversion_passthrough_total", map[string]string{"kind": kind})
 }

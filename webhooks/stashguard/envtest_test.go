@@ -14,7 +14,8 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
+	"github.com/minitask-dev/minitask/webhooks"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 	"github.com/minitask-dev/minitask/webhooks/stashguard"
 )
@@ -25,7 +26,7 @@ var env *testenv.Env
 // TestThroughAPIServer checks, through a real API server with the generated
 // webhook configuration, that the guard sees what it must and only that.
 func TestThroughAPIServer(t *testing.T) {
-	env = testenv.ForTest(t)
+	env = testenv.ForTest(t, webhooks.SetupWithManager)
 	for name, test := range map[string]func(*testing.T){
 		"a forged annotation on a v1alpha1 update":         testForgedUpdate,
 		"a forged annotation on a v1alpha1 create":         testForgedCreate,

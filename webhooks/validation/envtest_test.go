@@ -14,14 +14,15 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
+	"github.com/minitask-dev/minitask/webhooks"
 )
 
 // TestWebhookThroughAPIServer proves, through a real API server, that the
 // generated ValidatingWebhookConfiguration reaches the webhook and that
 // v1alpha1 requests are judged too, after the API server converts them.
 func TestWebhookThroughAPIServer(t *testing.T) {
-	env := testenv.ForTest(t)
+	env := testenv.ForTest(t, webhooks.SetupWithManager)
 	// testenv installs the webhook configuration only if it was generated;
 	// without it every rejection below would fail as a puzzling "accepted".
 	if _, err := os.Stat(filepath.Join(env.RepoRoot, "config", "webhook", "manifests.yaml")); err != nil {

@@ -19,14 +19,15 @@ import (
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
-	"github.com/minitask-dev/minitask/internal/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+	"github.com/minitask-dev/minitask/webhooks"
 )
 
 // env is the API server the package's tests share; nil under -short.
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Run(m, &env) }
+func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }
 
 // harness is one test's namespace, the clock its commands see, and where
 // their step logs come from.

@@ -16,7 +16,7 @@ func RepoRoot() (string, error) {
 	if !ok {
 		return "", errors.New("cannot locate the repository")
 	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), nil
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", "..")), nil
 }
 
 // AssetsDir is where kube-apiserver, etcd and kubectl are: KUBEBUILDER_ASSETS

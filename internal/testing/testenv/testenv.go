@@ -3,11 +3,15 @@
 // that serves the webhooks in-process, so tests see exactly what the API server
 // decides: conversion, validation, defaulting and the status subresource.
 //
-// Use it from TestMain in an external test package:
+// It is a library below the code it hosts: it imports no webhook and no
+// controller. Tests hand it the webhook setup to serve, in the manager's
+// (webhooks.SetupWithManager), and start their controllers themselves
+// (Env.StartManager, Harness.StartManager). Use it from TestMain in an
+// external test package:
 //
 //	var env *testenv.Env
 //
-//	func TestMain(m *testing.M) { testenv.Run(m, &env) }
+//	func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }
 package testenv
 
 import (
@@ -39,7 +43,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/minitask-dev/minitask/internal/scheme"
-	"github.com/minitask-dev/minitask/webhooks"
 )
 
 // Env is a running API server with minitask installed and its webhooks served.
@@ -64,15 +67,16 @@ type Env struct {
 	tmpDir       string
 }
 
-// Run starts an Env, stores it in *env, runs the package's tests and exits.
-// Under -short it starts nothing and leaves *env nil, so that the package's
-// unit tests run alone; tests that need the API server skip themselves.
-func Run(m *testing.M, env **Env, opts ...Option) {
+// Run starts an Env that serves the webhooks serveWebhooks sets up, stores
+// it in *env, runs the package's tests and exits. Under -short it starts
+// nothing and leaves *env nil, so that the package's unit tests run alone;
+// tests that need the API server skip themselves.
+func Run(m *testing.M, env **Env, serveWebhooks func(ctrl.Manager) error, opts ...Option) {
 	flag.Parse()
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
-	e, err := Start(opts...)
+	e, err := Start(serveWebhooks, opts...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the test API server: %v\n", err)
 		os.Exit(1)
@@ -85,15 +89,16 @@ func Run(m *testing.M, env **Env, opts ...Option) {
 	os.Exit(code)
 }
 
-// ForTest starts an Env for one test and stops it when the test ends. Under
-// -short it skips the test. It suits packages whose other tests, in the same
-// test binary, need no API server (so TestMain cannot start one for all).
-func ForTest(t testing.TB, opts ...Option) *Env {
+// ForTest starts an Env that serves the webhooks serveWebhooks sets up, for
+// one test, and stops it when the test ends. Under -short it skips the test.
+// It suits packages whose other tests, in the same test binary, need no API
+// server (so TestMain cannot start one for all).
+func ForTest(t testing.TB, serveWebhooks func(ctrl.Manager) error, opts ...Option) *Env {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a kube-apiserver and etcd")
 	}
-	e, err := Start(opts...)
+	e, err := Start(serveWebhooks, opts...)
 	if err != nil {
 		t.Fatalf("starting the test API server: %v", err)
 	}
@@ -107,9 +112,11 @@ func ForTest(t testing.TB, opts ...Option) *Env {
 
 // Start starts etcd and kube-apiserver on loopback, installs the CRDs from
 // config/crd/bases with conversion pointed at a local webhook server, installs
-// config/webhook/manifests.yaml, and serves all webhooks from a manager.
-// opts change the API server or etcd from envtest's defaults.
-func Start(opts ...Option) (*Env, error) {
+// config/webhook/manifests.yaml, and serves the webhooks from a manager that
+// serveWebhooks sets up: webhooks.SetupWithManager, so that the API server
+// calls what ships. opts change the API server or etcd from envtest's
+// defaults.
+func Start(serveWebhooks func(ctrl.Manager) error, opts ...Option) (*Env, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(logLevel())))
 	root, err := RepoRoot()
 	if err != nil {
@@ -144,14 +151,14 @@ func Start(opts ...Option) (*Env, error) {
 	}
 	e := &Env{Config: cfg, Scheme: s, RepoRoot: root, env: env, Kubectl: filepath.Join(assets, "kubectl"),
 		EtcdEndpoint: env.ControlPlane.Etcd.URL.String()}
-	if err := e.init(); err != nil {
+	if err := e.init(serveWebhooks); err != nil {
 		_ = e.Stop()
 		return nil, err
 	}
 	return e, nil
 }
 
-func (e *Env) init() error {
+func (e *Env) init(serveWebhooks func(ctrl.Manager) error) error {
 	var err error
 	if e.Client, err = client.New(e.Config, client.Options{Scheme: e.Scheme}); err != nil {
 		return fmt.Errorf("creating client: %w", err)
@@ -171,13 +178,13 @@ func (e *Env) init() error {
 	if err := os.WriteFile(e.Kubeconfig, kubeconfig, 0o600); err != nil {
 		return err
 	}
-	return e.startWebhooks()
+	return e.startWebhooks(serveWebhooks)
 }
 
 // startWebhooks runs the webhook-only manager for the whole package, so that
 // tests may stop and restart their own controller managers without ever
 // taking conversion down.
-func (e *Env) startWebhooks() error {
+func (e *Env) startWebhooks(serveWebhooks func(ctrl.Manager) error) error {
 	wio := e.env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:                 e.Scheme,
@@ -190,8 +197,8 @@ func (e *Env) startWebhooks() error {
 	if err != nil {
 		return fmt.Errorf("creating webhook manager: %w", err)
 	}
-	if err := webhooks.SetupWithManager(mgr); err != nil {
-		return err
+	if err := serveWebhooks(mgr); err != nil {
+		return fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
