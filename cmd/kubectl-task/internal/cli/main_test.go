@@ -24,11 +24,6 @@ import (
 	"github.com/minitask-dev/minitask/webhooks"
 )
 
-// env is the API server the package's tests share; nil under -short.
-var env *testenv.Env
-
-func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }
-
 // harness is one test's namespace, the clock its commands see, and where
 // their step logs come from.
 type harness struct {
@@ -40,11 +35,13 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	if env == nil {
-		t.Skip("-short: needs a kube-apiserver and etcd")
-	}
 	return &harness{Harness: env.NewHarness(t), now: time.Now().UTC().Truncate(time.Second)}
 }
+
+// env is the API server the package's tests share; nil under -short.
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }
 
 // result is what one kubectl task command did.
 type result struct {
