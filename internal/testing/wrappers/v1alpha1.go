@@ -7,28 +7,15 @@ import (
 )
 
 // V1alpha1TaskWrapper builds a v1alpha1 Task.
-type V1alpha1TaskWrapper struct{ v1alpha1.Task }
+type V1alpha1TaskWrapper struct {
+	v1alpha1.Task
+	metadata[*V1alpha1TaskWrapper]
+}
 
 // V1alpha1Task starts a v1alpha1 Task with no steps.
 func V1alpha1Task(namespace, name string) *V1alpha1TaskWrapper {
-	return &V1alpha1TaskWrapper{v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
-}
-
-// Meta replaces the Task's metadata, name and namespace included.
-func (w *V1alpha1TaskWrapper) Meta(m metav1.ObjectMeta) *V1alpha1TaskWrapper {
-	w.ObjectMeta = m
-	return w
-}
-
-// Annotation sets one annotation.
-func (w *V1alpha1TaskWrapper) Annotation(key, value string) *V1alpha1TaskWrapper {
-	metav1.SetMetaDataAnnotation(&w.ObjectMeta, key, value)
-	return w
-}
-
-// Annotations replaces the annotations.
-func (w *V1alpha1TaskWrapper) Annotations(a map[string]string) *V1alpha1TaskWrapper {
-	w.ObjectMeta.Annotations = a
+	w := &V1alpha1TaskWrapper{Task: v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
+	w.metadata = metadata[*V1alpha1TaskWrapper]{w, &w.ObjectMeta}
 	return w
 }
 
@@ -48,31 +35,18 @@ func (w *V1alpha1TaskWrapper) Steps(steps ...v1alpha1.Step) *V1alpha1TaskWrapper
 func (w *V1alpha1TaskWrapper) Obj() *v1alpha1.Task { return &w.Task }
 
 // V1alpha1TaskRunWrapper builds a v1alpha1 TaskRun.
-type V1alpha1TaskRunWrapper struct{ v1alpha1.TaskRun }
+type V1alpha1TaskRunWrapper struct {
+	v1alpha1.TaskRun
+	metadata[*V1alpha1TaskRunWrapper]
+}
 
 // V1alpha1TaskRun starts a v1alpha1 run of task with no status.
 func V1alpha1TaskRun(namespace, name, task string) *V1alpha1TaskRunWrapper {
-	return &V1alpha1TaskRunWrapper{v1alpha1.TaskRun{
+	w := &V1alpha1TaskRunWrapper{TaskRun: v1alpha1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec:       v1alpha1.TaskRunSpec{TaskRef: task},
 	}}
-}
-
-// Meta replaces the run's metadata, name and namespace included.
-func (w *V1alpha1TaskRunWrapper) Meta(m metav1.ObjectMeta) *V1alpha1TaskRunWrapper {
-	w.ObjectMeta = m
-	return w
-}
-
-// Annotation sets one annotation.
-func (w *V1alpha1TaskRunWrapper) Annotation(key, value string) *V1alpha1TaskRunWrapper {
-	metav1.SetMetaDataAnnotation(&w.ObjectMeta, key, value)
-	return w
-}
-
-// Annotations replaces the annotations.
-func (w *V1alpha1TaskRunWrapper) Annotations(a map[string]string) *V1alpha1TaskRunWrapper {
-	w.ObjectMeta.Annotations = a
+	w.metadata = metadata[*V1alpha1TaskRunWrapper]{w, &w.ObjectMeta}
 	return w
 }
 

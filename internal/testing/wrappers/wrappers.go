@@ -15,34 +15,20 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
 // TaskWrapper builds a v1beta1 Task.
-type TaskWrapper struct{ v1beta1.Task }
+type TaskWrapper struct {
+	v1beta1.Task
+	metadata[*TaskWrapper]
+}
 
 // Task starts a v1beta1 Task with no params and no steps.
 func Task(namespace, name string) *TaskWrapper {
-	return &TaskWrapper{v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
-}
-
-// Meta replaces the Task's metadata, name and namespace included.
-func (w *TaskWrapper) Meta(m metav1.ObjectMeta) *TaskWrapper {
-	w.ObjectMeta = m
-	return w
-}
-
-// Annotation sets one annotation.
-func (w *TaskWrapper) Annotation(key, value string) *TaskWrapper {
-	metav1.SetMetaDataAnnotation(&w.ObjectMeta, key, value)
-	return w
-}
-
-// Annotations replaces the annotations.
-func (w *TaskWrapper) Annotations(a map[string]string) *TaskWrapper {
-	w.ObjectMeta.Annotations = a
+	w := &TaskWrapper{Task: v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
+	w.metadata = metadata[*TaskWrapper]{w, &w.ObjectMeta}
 	return w
 }
 
@@ -86,38 +72,19 @@ func (w *TaskWrapper) Params(params ...v1beta1.ParamSpec) *TaskWrapper {
 func (w *TaskWrapper) Obj() *v1beta1.Task { return &w.Task }
 
 // TaskRunWrapper builds a v1beta1 TaskRun.
-type TaskRunWrapper struct{ v1beta1.TaskRun }
+type TaskRunWrapper struct {
+	v1beta1.TaskRun
+	metadata[*TaskRunWrapper]
+}
 
 // TaskRun starts a v1beta1 run of task with no params, the default timeout
 // and no status.
 func TaskRun(namespace, name, task string) *TaskRunWrapper {
-	return &TaskRunWrapper{v1beta1.TaskRun{
+	w := &TaskRunWrapper{TaskRun: v1beta1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task}},
 	}}
-}
-
-// Meta replaces the run's metadata, name and namespace included.
-func (w *TaskRunWrapper) Meta(m metav1.ObjectMeta) *TaskRunWrapper {
-	w.ObjectMeta = m
-	return w
-}
-
-// UID sets the run's UID, which owner references name.
-func (w *TaskRunWrapper) UID(uid string) *TaskRunWrapper {
-	w.ObjectMeta.UID = types.UID(uid)
-	return w
-}
-
-// Annotation sets one annotation.
-func (w *TaskRunWrapper) Annotation(key, value string) *TaskRunWrapper {
-	metav1.SetMetaDataAnnotation(&w.ObjectMeta, key, value)
-	return w
-}
-
-// Annotations replaces the annotations.
-func (w *TaskRunWrapper) Annotations(a map[string]string) *TaskRunWrapper {
-	w.ObjectMeta.Annotations = a
+	w.metadata = metadata[*TaskRunWrapper]{w, &w.ObjectMeta}
 	return w
 }
 
