@@ -51,7 +51,7 @@ func TestHandlerPassesThroughWhatDoesNotDecode(t *testing.T) {
 
 	good := mustJSON(t, typed(t, scheme, finishedRun(1)))
 	bad := lowercaseTimes(mustJSON(t, typed(t, scheme, finishedRun(2))))
-	before := passthroughCount(t, "TaskRun")
+	before, tasksBefore := passthroughCount(t, "TaskRun"), passthroughCount(t, "Task")
 
 	code, response := postReview(t, h, rawReview(alphaVersion, good, bad, good))
 	if code != http.StatusOK || response.Result.Status != metav1.StatusSuccess {
@@ -68,6 +68,9 @@ func TestHandlerPassesThroughWhatDoesNotDecode(t *testing.T) {
 	checkPassedThrough(t, 1, []byte(bad), response.ConvertedObjects[1].Raw, alphaVersion)
 	if got := passthroughCount(t, "TaskRun") - before; got != 1 {
 		t.Errorf("minitask_conversion_passthrough_total{kind=TaskRun} rose by %v, want 1", got)
+	}
+	if got := passthroughCount(t, "Task") - tasksBefore; got != 0 {
+		t.Errorf("minitask_conversion_passthrough_total{kind=Task} rose by %v, want 0", got)
 	}
 	want := []string{`"msg"="Passing an object through unconverted" ` +
 		`"error"="decoding: parsing time \"2024-05-01t10:00:00z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"t10:00:00z\" as \"T\"" ` +

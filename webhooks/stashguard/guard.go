@@ -89,10 +89,9 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		return field.ErrorList{field.InternalError(nil, fmt.Errorf("the v1beta1 form of %s: %w", g.kind, err))}
 	}
 	var errs field.ErrorList
-	switch {
-	case oldHub == nil:
+	if oldHub == nil {
 		errs = g.rules.validateCreate(ctx, obj)
-	default:
+	} else {
 		old, err := runtime.DefaultUnstructuredConverter.ToUnstructured(oldHub)
 		if err != nil {
 			return field.ErrorList{field.InternalError(nil, fmt.Errorf("the stored v1beta1 form of %s: %w", g.kind, err))}
