@@ -30,8 +30,6 @@ commands() {
 	case $1 in
 	conversion)
 		echo "go test -run=^$ -bench=ConversionHandler -benchmem -timeout=30m ./webhooks/conversion/"
-		# The experiment: the same reviews through a handler on encoding/json/v2.
-		echo "env GOEXPERIMENT=jsonv2 go test -run=^$ -bench=ConversionHandler/.*/.*/.*/convert-jsonv2 -benchmem -timeout=30m ./webhooks/conversion/"
 		;;
 	envtest)
 		echo "go test -run=^$ -bench=ConversionHTTPS|ListThroughConversion -benchtime=1x -timeout=30m ./webhooks/conversion/"

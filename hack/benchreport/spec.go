@@ -61,16 +61,13 @@ type section struct {
 var sections = []section{
 	{
 		title: "1. Conversion, in-process",
-		about: "The conversion HTTP handler as the manager wires it (controller-runtime's, with our converters), " +
+		about: "The conversion HTTP handler the manager serves (webhooks/conversion/handler.go, with our converters), " +
 			"called in-process on one ConversionReview. The floor decodes the same review into typed objects and " +
-			"encodes a response of the same objects, unconverted. TaskRuns carry status; Tasks are about 10 KB. " +
-			"The json/v2 handler is an experiment (GOEXPERIMENT=jsonv2): the same converters behind a handler that " +
-			"decodes and encodes with encoding/json/v2.",
+			"encodes a response of the same objects, unconverted. TaskRuns carry status; Tasks are about 10 KB.",
 		base: "ConversionHandler", mode: "convert", rowKeys: []string{"kind", "to", "objects"},
 		columns: []column{
 			{"convert", "", "ns/op", millis}, {"floor", "floor", "ns/op", millis},
 			{"ratio", "", unitRatioToFloor, times},
-			{"convert, json/v2 handler", "convert-jsonv2", "ns/op", millis},
 			{"allocs", "", "allocs/op", count}, {"floor allocs", "floor", "allocs/op", count},
 			{"memory", "", "B/op", megabytes}, {"throughput", "", "MB/s", perSecond("MB")},
 		},

@@ -32,10 +32,10 @@ var benchmarkSizes = []int{1, 100, 1500, 10000}
 // two is what conversion itself costs.
 func BenchmarkConversionHandler(b *testing.B) {
 	scheme := newTestScheme(b)
-	modes := append([]handlerMode{
+	modes := []handlerMode{
 		{"convert", newConversionHandler(b, scheme)},
 		{"floor", &decodeEncodeFloor{decoder: crconversion.NewDecoder(scheme)}},
-	}, experimentalHandlers(b, scheme)...)
+	}
 	for _, input := range benchmarkInputs(b) {
 		for _, n := range benchmarkSizes {
 			body := review(b, scheme, input.To, input.Objects(n)...)
@@ -58,10 +58,6 @@ type handlerMode struct {
 	name    string
 	handler http.Handler
 }
-
-// experimentalHandlers are other handlers for the same reviews, to measure
-// against: files built only under a GOEXPERIMENT add theirs.
-var experimentalHandlers = func(testing.TB, *runtime.Scheme) []handlerMode { return nil }
 
 // serveReview posts one review body to h and fails unless it answers 200.
 func serveReview(b *testing.B, h http.Handler, body []byte) {
