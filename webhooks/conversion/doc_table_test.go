@@ -9,6 +9,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/markdown"
 )
 
@@ -42,14 +43,14 @@ func TestDocConditionToPhaseTable(t *testing.T) {
 					c.Reason = otherReasonExample
 				}
 			}
-			if diff := cmp.Diff(phase, PhaseFromCondition(c)); diff != "" {
+			if diff := cmp.Diff(phase, runstate.PhaseFromCondition(c)); diff != "" {
 				t.Errorf("PhaseFromCondition() disagrees with the doc (-doc +code):\n%s", diff)
 			}
 		})
 	}
-	for _, row := range succeededRows {
-		if !reasons[string(row.status)+"/"+string(row.reason)] {
-			t.Errorf("the doc's table lacks the API's row %s %s", row.status, row.reason)
+	for _, row := range runstate.Reasons() {
+		if !reasons[string(row.Status)+"/"+string(row.Reason)] {
+			t.Errorf("the doc's table lacks the API's row %s %s", row.Status, row.Reason)
 		}
 	}
 }
@@ -70,7 +71,7 @@ func TestDocPhaseToConditionTable(t *testing.T) {
 					Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: later,
 				}
 			}
-			if diff := cmp.Diff(want, ConditionFromPhase(phase, later)); diff != "" {
+			if diff := cmp.Diff(want, runstate.ConditionFromPhase(phase, later)); diff != "" {
 				t.Errorf("ConditionFromPhase() disagrees with the doc (-doc +code):\n%s", diff)
 			}
 		})

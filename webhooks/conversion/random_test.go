@@ -12,6 +12,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -218,24 +219,6 @@ func (g *objectGenerator) spokeTask() *v1alpha1.Task {
 	return &v1alpha1.Task{ObjectMeta: g.meta(), Spec: v1alpha1.TaskSpec{Steps: steps}}
 }
 
-// succeededRows are the status and reason pairs of the API's Succeeded
-// condition table.
-var succeededRows = []struct {
-	status metav1.ConditionStatus
-	reason v1beta1.TaskRunReason
-}{
-	{metav1.ConditionUnknown, v1beta1.ReasonPending},
-	{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask},
-	{metav1.ConditionUnknown, v1beta1.ReasonRunning},
-	{metav1.ConditionTrue, v1beta1.ReasonSucceeded},
-	{metav1.ConditionFalse, v1beta1.ReasonStepFailed},
-	{metav1.ConditionFalse, v1beta1.ReasonTimeout},
-	{metav1.ConditionFalse, v1beta1.ReasonCancelled},
-	{metav1.ConditionFalse, v1beta1.ReasonInvalidParams},
-	{metav1.ConditionFalse, v1beta1.ReasonPodFailed},
-	{metav1.ConditionFalse, v1beta1.ReasonFailed},
-}
-
 // conditions returns a hub run's conditions; half of the Succeeded ones carry
 // exactly what its phase would derive, so that both stash paths are taken.
 func (g *objectGenerator) conditions(run *v1beta1.TaskRun) []metav1.Condition {
@@ -251,8 +234,8 @@ func (g *objectGenerator) conditions(run *v1beta1.TaskRun) []metav1.Condition {
 		})
 	}
 	if g.chance(0.85) {
-		row := pick(g, succeededRows...)
-		c := metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: row.status, Reason: string(row.reason), LastTransitionTime: ltt(run)}
+		row := pick(g, runstate.Reasons()...)
+		c := metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: row.Status, Reason: string(row.Reason), LastTransitionTime: ltt(run)}
 		if g.chance(0.5) {
 			c.LastTransitionTime, c.Message, c.ObservedGeneration = g.time(), g.text(), g.r.Int64N(3)
 		}
@@ -332,9 +315,9 @@ func (g *objectGenerator) hubTaskRun() *v1beta1.TaskRun {
 		// Only what v1alpha1 expresses: the Succeeded condition its phase derives.
 		run.Spec = v1beta1.TaskRunSpec{TaskRef: run.Spec.TaskRef}
 		run.Status.Steps = nil
-		phase := PhaseFromCondition(apimeta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded))
+		phase := runstate.PhaseFromCondition(apimeta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded))
 		run.Status.Conditions = nil
-		if derived := ConditionFromPhase(phase, ltt(run)); derived != nil {
+		if derived := runstate.ConditionFromPhase(phase, ltt(run)); derived != nil {
 			run.Status.Conditions = []metav1.Condition{*derived}
 		}
 	}

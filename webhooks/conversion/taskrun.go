@@ -8,6 +8,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // taskRunLostFields are the v1beta1 TaskRun fields that v1alpha1 cannot
@@ -47,7 +48,7 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta
 		Timeout: lost.Spec.Timeout,
 		Status:  lost.Spec.Status,
 	}
-	derived := ConditionFromPhase(src.Status.Phase, derivedTransitionTime(src))
+	derived := runstate.ConditionFromPhase(src.Status.Phase, derivedTransitionTime(src))
 	dst.Status = v1beta1.TaskRunStatus{
 		Conditions:     restoreConditions(lost.Status.Conditions, src.Status.Phase, derived),
 		PodName:        src.Status.PodName,
@@ -73,7 +74,7 @@ func taskRunFromHub(src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) taskRunLostFiel
 	dst.ObjectMeta = src.ObjectMeta
 	dst.Spec = v1alpha1.TaskRunSpec{TaskRef: src.Spec.TaskRef.Name}
 	dst.Status = v1alpha1.TaskRunStatus{
-		Phase:      PhaseFromCondition(apimeta.FindStatusCondition(src.Status.Conditions, v1beta1.ConditionSucceeded)),
+		Phase:      runstate.PhaseFromCondition(apimeta.FindStatusCondition(src.Status.Conditions, v1beta1.ConditionSucceeded)),
 		PodName:    src.Status.PodName,
 		StartTime:  src.Status.StartTime,
 		FinishTime: src.Status.CompletionTime,
@@ -87,7 +88,7 @@ func taskRunFromHub(src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) taskRunLostFiel
 		},
 		Status: taskRunStatusLostFields{Steps: nilIfEmpty(src.Status.Steps)},
 	}
-	derived := ConditionFromPhase(dst.Status.Phase, derivedTransitionTime(dst))
+	derived := runstate.ConditionFromPhase(dst.Status.Phase, derivedTransitionTime(dst))
 	if !conditionsAreDerived(src.Status.Conditions, derived) {
 		lost.Status.Conditions = src.Status.Conditions
 	}
@@ -136,7 +137,7 @@ func restoreConditions(stashed []metav1.Condition, phase v1alpha1.TaskRunPhase, 
 			continue
 		}
 		sawSucceeded = true
-		if PhaseFromCondition(c) == phase {
+		if runstate.PhaseFromCondition(c) == phase {
 			conditions = append(conditions, *c)
 		} else if derived != nil {
 			conditions = append(conditions, *derived)
@@ -146,4 +147,17 @@ func restoreConditions(stashed []metav1.Condition, phase v1alpha1.TaskRunPhase, 
 		conditions = append(conditions, *derived)
 	}
 	return nilIfEmpty(conditions)
+}
+
+// derivedTransitionTime is when a v1alpha1 run last changed phase, as well as
+// v1alpha1 can tell: its finish, else its start, else its creation.
+func derivedTransitionTime(run *v1alpha1.TaskRun) metav1.Time {
+	switch {
+	case run.Status.FinishTime != nil:
+		return *run.Status.FinishTime
+	case run.Status.StartTime != nil:
+		return *run.Status.StartTime
+	default:
+		return run.CreationTimestamp
+	}
 }

@@ -285,3 +285,22 @@ func stashedConditions(conditions ...metav1.Condition) string {
 	}
 	return `{"status":{"conditions":` + string(data) + `}}`
 }
+
+func TestDerivedTransitionTime(t *testing.T) {
+	tests := map[string]struct {
+		run  *v1alpha1.TaskRun
+		want metav1.Time
+	}{
+		"finishTime first":           {spokeRun().Started(started).Finished(finished).Obj(), finished},
+		"finishTime without a start": {spokeRun().Finished(finished).Obj(), finished},
+		"else startTime":             {spokeRun().Started(started).Obj(), started},
+		"else creationTimestamp":     {spokeRun().Obj(), created},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, derivedTransitionTime(tc.run)); diff != "" {
+				t.Errorf("derivedTransitionTime() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,14 +1,15 @@
-package conversion
+package runstate_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 func TestPhaseFromCondition(t *testing.T) {
@@ -35,7 +36,7 @@ func TestPhaseFromCondition(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, PhaseFromCondition(tc.condition)); diff != "" {
+			if diff := cmp.Diff(tc.want, runstate.PhaseFromCondition(tc.condition)); diff != "" {
 				t.Errorf("PhaseFromCondition() mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -43,42 +44,44 @@ func TestPhaseFromCondition(t *testing.T) {
 }
 
 func TestConditionFromPhase(t *testing.T) {
+	at := metav1.Date(2024, 5, 1, 11, 0, 0, 0, time.UTC)
+	withTime := func(c *metav1.Condition) *metav1.Condition {
+		c.LastTransitionTime = at
+		return c
+	}
 	tests := map[string]struct {
 		phase v1alpha1.TaskRunPhase
 		want  *metav1.Condition
 	}{
 		"empty phase: no condition": {v1alpha1.TaskRunPhaseNone, nil},
-		"Pending":                   {v1alpha1.TaskRunPhasePending, ptr.To(succeeded(metav1.ConditionUnknown, v1beta1.ReasonPending, later))},
-		"Running":                   {v1alpha1.TaskRunPhaseRunning, ptr.To(succeeded(metav1.ConditionUnknown, v1beta1.ReasonRunning, later))},
-		"Succeeded":                 {v1alpha1.TaskRunPhaseSucceeded, ptr.To(succeeded(metav1.ConditionTrue, v1beta1.ReasonSucceeded, later))},
-		"Failed":                    {v1alpha1.TaskRunPhaseFailed, ptr.To(succeeded(metav1.ConditionFalse, v1beta1.ReasonFailed, later))},
+		"Pending":                   {v1alpha1.TaskRunPhasePending, withTime(cond(metav1.ConditionUnknown, v1beta1.ReasonPending))},
+		"Running":                   {v1alpha1.TaskRunPhaseRunning, withTime(cond(metav1.ConditionUnknown, v1beta1.ReasonRunning))},
+		"Succeeded":                 {v1alpha1.TaskRunPhaseSucceeded, withTime(cond(metav1.ConditionTrue, v1beta1.ReasonSucceeded))},
+		"Failed":                    {v1alpha1.TaskRunPhaseFailed, withTime(cond(metav1.ConditionFalse, v1beta1.ReasonFailed))},
 		"phase outside the enum":    {"Exploded", nil},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, ConditionFromPhase(tc.phase, later)); diff != "" {
+			if diff := cmp.Diff(tc.want, runstate.ConditionFromPhase(tc.phase, at)); diff != "" {
 				t.Errorf("ConditionFromPhase() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestDerivedTransitionTime(t *testing.T) {
-	tests := map[string]struct {
-		run  *v1alpha1.TaskRun
-		want metav1.Time
-	}{
-		"finishTime first":           {spokeRun().Started(started).Finished(finished).Obj(), finished},
-		"finishTime without a start": {spokeRun().Finished(finished).Obj(), finished},
-		"else startTime":             {spokeRun().Started(started).Obj(), started},
-		"else creationTimestamp":     {spokeRun().Obj(), created},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, derivedTransitionTime(tc.run)); diff != "" {
-				t.Errorf("derivedTransitionTime() mismatch (-want +got):\n%s", diff)
-			}
-		})
+// TestReasons: each reason once, and a run with it is finished exactly when
+// its status says so.
+func TestReasons(t *testing.T) {
+	seen := map[v1beta1.TaskRunReason]bool{}
+	for _, r := range runstate.Reasons() {
+		if seen[r.Reason] {
+			t.Errorf("reason %s listed twice", r.Reason)
+		}
+		seen[r.Reason] = true
+		run := &v1beta1.TaskRun{Status: v1beta1.TaskRunStatus{Conditions: []metav1.Condition{*cond(r.Status, r.Reason)}}}
+		if got, want := runstate.Finished(run), r.Status != metav1.ConditionUnknown; got != want {
+			t.Errorf("Finished() of a run %s/%s = %t, want %t", r.Status, r.Reason, got, want)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package conversion
+package runstate
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -8,7 +8,33 @@ import (
 )
 
 // This file is the one place where a v1alpha1 phase and the v1beta1 Succeeded
-// condition meet; conversion and the docs' table test both use it.
+// condition meet: conversion and the docs' table tests read a run's reasons
+// and their phases from it.
+
+// Reason is a reason of the Succeeded condition, with the status it comes with.
+type Reason struct {
+	Status metav1.ConditionStatus
+	Reason v1beta1.TaskRunReason
+}
+
+// Reasons returns every reason that the API defines for the Succeeded
+// condition, with its status, in the order of docs/lifecycle.md's table: the
+// run goes on while the status is Unknown, and is finished once it is True or
+// False.
+func Reasons() []Reason {
+	return []Reason{
+		{metav1.ConditionUnknown, v1beta1.ReasonPending},
+		{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask},
+		{metav1.ConditionUnknown, v1beta1.ReasonRunning},
+		{metav1.ConditionTrue, v1beta1.ReasonSucceeded},
+		{metav1.ConditionFalse, v1beta1.ReasonStepFailed},
+		{metav1.ConditionFalse, v1beta1.ReasonTimeout},
+		{metav1.ConditionFalse, v1beta1.ReasonCancelled},
+		{metav1.ConditionFalse, v1beta1.ReasonInvalidParams},
+		{metav1.ConditionFalse, v1beta1.ReasonPodFailed},
+		{metav1.ConditionFalse, v1beta1.ReasonFailed},
+	}
+}
 
 // PhaseFromCondition returns the v1alpha1 phase that a TaskRun's Succeeded
 // condition (nil when the run has none) stands for.
@@ -57,18 +83,5 @@ func ConditionFromPhase(phase v1alpha1.TaskRunPhase, lastTransition metav1.Time)
 		Status:             status,
 		Reason:             string(reason),
 		LastTransitionTime: lastTransition,
-	}
-}
-
-// derivedTransitionTime is when a v1alpha1 run last changed phase, as well as
-// v1alpha1 can tell: its finish, else its start, else its creation.
-func derivedTransitionTime(run *v1alpha1.TaskRun) metav1.Time {
-	switch {
-	case run.Status.FinishTime != nil:
-		return *run.Status.FinishTime
-	case run.Status.StartTime != nil:
-		return *run.Status.StartTime
-	default:
-		return run.CreationTimestamp
 	}
 }
