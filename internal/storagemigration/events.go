@@ -14,6 +14,12 @@ const (
 	// ReasonComplete: the objects that had failed were rewritten at last,
 	// and storedVersions trimmed.
 	ReasonComplete = "StorageMigrationComplete"
+	// ReasonManagedFieldsDropped: managedFields entries of versions no
+	// longer served were dropped (docs/upgrading.md).
+	ReasonManagedFieldsDropped = "ManagedFieldsEntriesDropped"
+	// ReasonManagedFieldsIncomplete: some objects keep such entries: they
+	// could not be rewritten; they are retried.
+	ReasonManagedFieldsIncomplete = "ManagedFieldsEntriesNotDropped"
 )
 
 // maxEventNote is the API server's limit on an Event's note.

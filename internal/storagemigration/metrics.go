@@ -21,10 +21,16 @@ var (
 		Help: "Objects the built-in storage migration's last attempt could not rewrite in the storage version " +
 			"(e.g. an admission policy denied the update); they are retried with backoff.",
 	}, []string{"crd"})
+	// droppedManagedFields counts what makes removing a version safe for
+	// server-side apply (managedfields.go).
+	droppedManagedFields = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "minitask_storage_migration_managed_fields_entries_dropped_total",
+		Help: "managedFields entries naming an API version the CRD no longer serves, dropped by the built-in storage migration.",
+	}, []string{"crd", "version"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(migratedObjects, migrationDone, notRewritten)
+	metrics.Registry.MustRegister(migratedObjects, migrationDone, notRewritten, droppedManagedFields)
 }
 
 // recordIncomplete says that n objects of the CRD could not be rewritten.

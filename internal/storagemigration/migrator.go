@@ -2,7 +2,9 @@
 // an older API version, then drops that version from the CRD's
 // status.storedVersions, so that a later release can stop serving it. After an
 // upgrade from the first release, objects written back then stay stored as
-// v1alpha1 until something rewrites them; the manager does that itself.
+// v1alpha1 until something rewrites them; the manager does that itself. Once
+// a version is no longer served, it also drops the managedFields entries that
+// name it, so that the version can then be removed (managedfields.go).
 //
 // One object that cannot be rewritten (an admission policy denying its
 // update, say) does not hold up the others: the migration rewrites the rest,
@@ -37,10 +39,11 @@ var CRDs = []string{"tasks.minitask.dev", "taskruns.minitask.dev"}
 var defaultBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: 5 * time.Minute}
 
 // The RBAC the migration needs, scoped to our two CRDs by name; Events on the
-// CRDs say when objects cannot be rewritten.
+// CRDs say when objects cannot be rewritten. Objects are read again (get)
+// when their managedFields changed while entries were being dropped.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=tasks.minitask.dev;taskruns.minitask.dev
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions/status,verbs=update,resourceNames=tasks.minitask.dev;taskruns.minitask.dev
-// +kubebuilder:rbac:groups=minitask.dev,resources=tasks;taskruns,verbs=list;patch
+// +kubebuilder:rbac:groups=minitask.dev,resources=tasks;taskruns,verbs=get;list;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Migrator is a manager Runnable that migrates the CRDs once, while the
@@ -98,10 +101,15 @@ func (m *Migrator) migrateUntilDone(ctx context.Context, name string) {
 	_ = backoff.DelayFunc().Until(ctx, true, false, func(ctx context.Context) (bool, error) {
 		n, err := m.MigrateCRD(ctx, name)
 		var incomplete *IncompleteError
+		var stale *StaleManagedFieldsError
 		switch {
 		case errors.As(err, &incomplete):
 			log.Error(err, "storage migration incomplete; retrying the objects that failed",
 				"rewritten", n, "notRewritten", len(incomplete.Failed))
+			return false, nil
+		case errors.As(err, &stale):
+			log.Error(err, "managedFields entries of versions no longer served left on some objects; retrying",
+				"rewritten", n, "notRewritten", len(stale.Failed))
 			return false, nil
 		case err != nil:
 			log.Error(err, "storage migration failed; retrying", "rewritten", n)
@@ -115,8 +123,10 @@ func (m *Migrator) migrateUntilDone(ctx context.Context, name string) {
 
 // MigrateCRD rewrites every object of the named CRD when its storedVersions
 // lists anything but the storage version, then sets storedVersions to the
-// storage version alone. It is idempotent and safe to interrupt: a rerun
-// starts over and rewrites again. It returns how many objects it rewrote.
+// storage version alone. Then it drops the managedFields entries that name a
+// version the CRD no longer serves (managedfields.go), which takes one LIST
+// of the objects' metadata. It is idempotent and safe to interrupt: a rerun
+// starts over and rewrites again. It returns how many rewrites it made.
 //
 // Objects that cannot be rewritten do not stop the others: MigrateCRD then
 // returns an *IncompleteError naming them, leaves storedVersions as it is,
@@ -134,7 +144,7 @@ func (m *Migrator) MigrateCRD(ctx context.Context, name string) (int, error) {
 	if slices.Equal(crd.Status.StoredVersions, []string{storage}) {
 		m.forgetPending(name)
 		recordComplete(name)
-		return 0, nil
+		return m.dropStaleManagedFields(ctx, crd)
 	}
 
 	var n int
@@ -169,7 +179,8 @@ func (m *Migrator) MigrateCRD(ctx context.Context, name string) (int, error) {
 	if retried != nil {
 		m.completedAfterFailures(crd, storage)
 	}
-	return n, nil
+	dropped, err := m.dropStaleManagedFields(ctx, crd)
+	return n + dropped, err
 }
 
 func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) (string, error) {

@@ -84,14 +84,20 @@ func (e *IncompleteError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s not rewritten in %s, so status.storedVersions still lists %s",
 		len(e.Failed), plural(len(e.Failed), "object", "objects"), e.Storage, strings.Join(e.StoredVersions, ", "))
-	for i, key := range failures(e.Failed).keys() {
+	failures(e.Failed).name(&b)
+	return b.String()
+}
+
+// name writes the errors of the first maxNamedFailures objects to b, each
+// after "; ", and how many more there are.
+func (f failures) name(b *strings.Builder) {
+	for i, key := range f.keys() {
 		if i == maxNamedFailures {
-			fmt.Fprintf(&b, "; and %d more", len(e.Failed)-maxNamedFailures)
+			fmt.Fprintf(b, "; and %d more", len(f)-maxNamedFailures)
 			break
 		}
-		fmt.Fprintf(&b, "; %v", e.Failed[key])
+		fmt.Fprintf(b, "; %v", f[key])
 	}
-	return b.String()
 }
 
 func plural(n int, one, many string) string {
