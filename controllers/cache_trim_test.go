@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
@@ -14,7 +16,7 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 	status := corev1.ContainerStatus{Name: "step-build", State: corev1.ContainerState{
 		Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}
 	meta := metav1.ObjectMeta{Name: "run-pod", Namespace: "ci", UID: "u", ResourceVersion: "7",
-		Labels: map[string]string{LabelManagedBy: ManagedByValue}, OwnerReferences: []metav1.OwnerReference{{Name: "run"}}}
+		Labels: map[string]string{runstate.LabelManagedBy: runstate.ManagedByValue}, OwnerReferences: []metav1.OwnerReference{{Name: "run"}}}
 	full := &corev1.Pod{
 		ObjectMeta: *meta.DeepCopy(),
 		Spec: corev1.PodSpec{

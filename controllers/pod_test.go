@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -58,7 +58,7 @@ func TestPodSpec(t *testing.T) {
 	if ads := pod.Spec.ActiveDeadlineSeconds; ads == nil || *ads > 1800 || *ads < 1790 {
 		t.Errorf("activeDeadlineSeconds = %v, want what is left of 30m", ads)
 	}
-	wantLabels := map[string]string{controllers.LabelManagedBy: "minitask", controllers.LabelTaskRun: "build-1"}
+	wantLabels := map[string]string{runstate.LabelManagedBy: "minitask", runstate.LabelTaskRun: "build-1"}
 	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
 		t.Errorf("labels mismatch (-want +got):\n%s", diff)
 	}
@@ -88,7 +88,7 @@ func TestLongRunName(t *testing.T) {
 	if err := env.Client.List(context.Background(), &pods, client.InNamespace(h.NS)); err != nil {
 		t.Fatal(err)
 	}
-	if len(pods.Items) != 1 || pods.Items[0].Name != run.Status.PodName || len(pods.Items[0].Labels[controllers.LabelTaskRun]) > 63 {
+	if len(pods.Items) != 1 || pods.Items[0].Name != run.Status.PodName || len(pods.Items[0].Labels[runstate.LabelTaskRun]) > 63 {
 		t.Fatalf("want one Pod, %s, with a label value of at most 63 characters; got %+v", run.Status.PodName, pods.Items)
 	}
 	h.Kubelet(t, run.Status.PodName, func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
@@ -168,7 +168,7 @@ func TestPodCreatedBeforeCrashIsTracked(t *testing.T) {
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "crashed", "t").Obj())
 	run := h.TaskRun(t, "crashed")
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "crashed-pod", Labels: map[string]string{controllers.LabelManagedBy: "minitask", controllers.LabelTaskRun: "crashed"},
+		ObjectMeta: metav1.ObjectMeta{Name: "crashed-pod", Labels: map[string]string{runstate.LabelManagedBy: "minitask", runstate.LabelTaskRun: "crashed"},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1beta1.GroupVersion.WithKind("TaskRun"))}},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "step-first", Image: "alpine:3"}}},
 	}
@@ -214,7 +214,7 @@ func TestEarlierReleasePodIsTracked(t *testing.T) {
 		t.Error("the controller created a Pod of its own for a run that has one")
 	}
 	adopted := h.WaitForPod(t, "legacy-runner")
-	if owner := metav1.GetControllerOf(adopted); owner == nil || owner.Name != "legacy" || adopted.Labels[controllers.LabelManagedBy] != "minitask" {
+	if owner := metav1.GetControllerOf(adopted); owner == nil || owner.Name != "legacy" || adopted.Labels[runstate.LabelManagedBy] != "minitask" {
 		t.Errorf("Pod not adopted: controller %+v, labels %v", owner, adopted.Labels)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -170,7 +170,7 @@ func (h *harness) waitForRefusal(t *testing.T, refusal string) {
 	t.Helper()
 	testenv.Eventually(t, func() (bool, string) {
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "probe", Labels: map[string]string{controllers.LabelManagedBy: controllers.ManagedByValue}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "probe", Labels: map[string]string{runstate.LabelManagedBy: runstate.ManagedByValue}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "alpine:3"}}},
 		}
 		err := h.Env.Client.Create(context.Background(), pod, client.DryRunAll)

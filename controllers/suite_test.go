@@ -18,6 +18,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/webhooks"
 )
@@ -96,7 +97,7 @@ func (h *harness) waitForCondition(t *testing.T, name string, want condition) *v
 func (h *harness) pods(t *testing.T, run string) []corev1.Pod {
 	t.Helper()
 	var pods corev1.PodList
-	if err := h.Env.Client.List(context.Background(), &pods, client.InNamespace(h.NS), client.MatchingLabels{controllers.LabelTaskRun: run}); err != nil {
+	if err := h.Env.Client.List(context.Background(), &pods, client.InNamespace(h.NS), client.MatchingLabels{runstate.LabelTaskRun: run}); err != nil {
 		t.Fatalf("listing Pods: %v", err)
 	}
 	return pods.Items
