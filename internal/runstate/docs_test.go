@@ -1,8 +1,9 @@
-package conversion
+package runstate_test
 
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,10 +14,12 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/markdown"
 )
 
-// The phase tables in docs/conversion.md are checked against the code, so
-// that the doc and the mapping cannot drift apart.
+// The tables of docs/lifecycle.md and docs/conversion.md that say what a
+// run's reasons are and which v1alpha1 phase each has are checked against
+// this package, so that the docs and the code cannot drift apart.
 
 const (
+	lifecycleDoc       = "../../docs/lifecycle.md"
 	conversionDoc      = "../../docs/conversion.md"
 	conditionToPhase   = "| condition status | condition reason | phase |"
 	phaseToCondition   = "| phase | condition status | condition reason |"
@@ -25,6 +28,35 @@ const (
 	docEmptyPhase      = `""`
 	otherReasonExample = "SomethingNew"
 )
+
+// lastTransition is the time a derived condition is given in the tests.
+var lastTransition = metav1.Date(2024, 5, 1, 11, 0, 0, 0, time.UTC)
+
+// TestLifecycleDocTable keeps the condition table of docs/lifecycle.md true:
+// one row per reason the API defines, each with its status and the v1alpha1
+// phase that conversion actually gives it.
+func TestLifecycleDocTable(t *testing.T) {
+	rows := markdown.Table(t, lifecycleDoc, "| status | reason |")
+
+	var reasons []runstate.Reason
+	for _, row := range rows {
+		status, reason, phase := row[0], row[1], strings.Trim(row[len(row)-1], `"`)
+		var got v1alpha1.TaskRunPhase
+		if status == docNoCondition {
+			got = runstate.PhaseFromCondition(nil)
+		} else {
+			reasons = append(reasons, runstate.Reason{Status: metav1.ConditionStatus(status), Reason: v1beta1.TaskRunReason(reason)})
+			got = runstate.PhaseFromCondition(&metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason})
+		}
+		if string(got) != phase {
+			t.Errorf("docs say %s/%s is v1alpha1 phase %q; conversion gives %q", status, reason, phase, got)
+		}
+	}
+
+	if diff := cmp.Diff(runstate.Reasons(), reasons); diff != "" {
+		t.Errorf("the table's reasons differ from the API's (-api +docs):\n%s", diff)
+	}
+}
 
 func TestDocConditionToPhaseTable(t *testing.T) {
 	rows := markdown.Table(t, conversionDoc, conditionToPhase)
@@ -68,10 +100,10 @@ func TestDocPhaseToConditionTable(t *testing.T) {
 			var want *metav1.Condition
 			if status != docNoCondition {
 				want = &metav1.Condition{
-					Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: later,
+					Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: lastTransition,
 				}
 			}
-			if diff := cmp.Diff(want, runstate.ConditionFromPhase(phase, later)); diff != "" {
+			if diff := cmp.Diff(want, runstate.ConditionFromPhase(phase, lastTransition)); diff != "" {
 				t.Errorf("ConditionFromPhase() disagrees with the doc (-doc +code):\n%s", diff)
 			}
 		})
