@@ -120,10 +120,15 @@ type rehearsal struct {
 // starts building release 2's manager meanwhile.
 func newRehearsal(t *testing.T, name string) *rehearsal {
 	prefetchRelease2(repoRoot(t))
+	return newRehearsalOn(t, name, withoutMinitask)
+}
+
+// newRehearsalOn creates cluster e2e-NAME with opts for a rehearsal.
+func newRehearsalOn(t *testing.T, name string, opts ...clusterOption) *rehearsal {
 	now := time.Now()
 	r := &rehearsal{t: t, start: now, last: now, times: map[string]time.Duration{},
 		wantPods: map[string][]string{}, keptPods: map[string]string{}}
-	r.c = newCluster(t, name, withoutMinitask)
+	r.c = newCluster(t, name, opts...)
 	r.lap("cluster")
 	return r
 }
@@ -192,22 +197,27 @@ func (r *rehearsal) report() {
 			release2[want]++
 		}
 	}
-	var times []string
-	for _, name := range r.order {
-		times = append(times, fmt.Sprintf("%s %.1fs", name, r.times[name].Seconds()))
-	}
 	r.t.Logf(`upgrade rehearsal report:
   first release (v1alpha1, stored as v1alpha1): %d Tasks, %d TaskRuns by phase %v, %d Pods
   release 2 (its manager, v1beta1 and v1alpha1): TaskRuns by outcome %v
   after the upgrade to now (v1beta1): %d Task, %d TaskRuns (params, timeout, cancel), written to through v1alpha1
   checked: %d objects, each read through v1alpha1 and v1beta1; %d Pods, one per run that needs one
   etcd: %v; storedVersions of both CRDs: [v1beta1]
-  time: %s; total %.1fs`,
+  %s`,
 		len(r.tasks), len(r.runs), firstPhases, len(r.firstReleasePods),
 		release2,
 		len(r.betaTasks), len(r.betaRuns),
 		len(all.betaTasks)+len(all.betaRuns), r.pods,
-		r.stored, strings.Join(times, ", "), time.Since(r.start).Seconds())
+		r.stored, r.timesLine())
+}
+
+// timesLine says how long each step took, in order, and the total.
+func (r *rehearsal) timesLine() string {
+	var times []string
+	for _, name := range r.order {
+		times = append(times, fmt.Sprintf("%s %.1fs", name, r.times[name].Seconds()))
+	}
+	return fmt.Sprintf("time: %s; total %.1fs", strings.Join(times, ", "), time.Since(r.start).Seconds())
 }
 
 func (r *rehearsal) getAlphaTask(name string) *v1alpha1.Task {

@@ -114,7 +114,7 @@ func compareAll[T any](r *rehearsal, kind, version string, before, now map[strin
 
 // checkViewsKept compares, once the runs in flight at an upgrade have
 // finished, every object's views with those before the upgrade, in each
-// version that served it then. Tasks and finished runs must read the same
+// version of before (those that served it then). Tasks and finished runs must read the same
 // but for resourceVersion and managedFields: nothing may write them. Runs
 // in flight legitimately progress: their spec and metadata must not change,
 // but for the conversion annotation of their v1alpha1 view, which holds the
@@ -123,7 +123,7 @@ func compareAll[T any](r *rehearsal, kind, version string, before, now map[strin
 func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when string) {
 	t := r.t
 	t.Helper()
-	now := r.readViews()
+	now := r.readVersions(before.alphaTasks != nil, before.betaTasks != nil)
 	compareAll(r, "Task", "v1alpha1", before.alphaTasks, now.alphaTasks, when, ignoreWrites)
 	compareAll(r, "Task", "v1beta1", before.betaTasks, now.betaTasks, when, ignoreWrites)
 
