@@ -46,7 +46,7 @@ func (p *plugin) runCancel(ctx context.Context, name string) error {
 			return fmt.Errorf("TaskRun %q has already finished (%s), so there is nothing to cancel; see kubectl task describe %s -n %s",
 				name, runstate.Summary(run), name, ns)
 		}
-		if run.Spec.Status == v1beta1.TaskRunSpecStatusCancelled {
+		if runstate.CancelRequested(run) {
 			already = true
 			return nil
 		}

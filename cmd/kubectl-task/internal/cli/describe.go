@@ -96,7 +96,7 @@ func (d *describer) header(run *v1beta1.TaskRun) {
 	if c := runstate.Succeeded(run); c != nil && c.Message != "" {
 		d.line("Message:\t%s", c.Message)
 	}
-	if run.Spec.Status == v1beta1.TaskRunSpecStatusCancelled {
+	if runstate.CancelRequested(run) {
 		d.line("Cancel:\trequested (spec.status: Cancelled)")
 	}
 	d.line("Started:\t%s", d.timestamp(run.Status.StartTime))
