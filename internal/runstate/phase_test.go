@@ -1,6 +1,7 @@
 package runstate_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/markdown"
 )
 
 func TestPhaseFromCondition(t *testing.T) {
@@ -88,4 +90,116 @@ func TestReasons(t *testing.T) {
 // cond returns a Succeeded condition with only a status and a reason.
 func cond(status metav1.ConditionStatus, reason v1beta1.TaskRunReason) *metav1.Condition {
 	return &metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason)}
+}
+
+// The tables of docs/lifecycle.md and docs/conversion.md that say what a
+// run's reasons are and which v1alpha1 phase each has are checked against
+// this package, so that the docs and the code cannot drift apart.
+
+const (
+	lifecycleDoc       = "../../docs/lifecycle.md"
+	conversionDoc      = "../../docs/conversion.md"
+	conditionToPhase   = "| condition status | condition reason | phase |"
+	phaseToCondition   = "| phase | condition status | condition reason |"
+	docNoCondition     = "(no condition)"
+	docAnyOther        = "(any other)"
+	docEmptyPhase      = `""`
+	otherReasonExample = "SomethingNew"
+)
+
+// lastTransition is the time a derived condition is given in the tests.
+var lastTransition = metav1.Date(2024, 5, 1, 11, 0, 0, 0, time.UTC)
+
+// TestLifecycleDocTable keeps the condition table of docs/lifecycle.md true:
+// one row per reason the API defines, each with its status and the v1alpha1
+// phase that conversion actually gives it.
+func TestLifecycleDocTable(t *testing.T) {
+	rows := markdown.Table(t, lifecycleDoc, "| status | reason |")
+
+	var reasons []runstate.Reason
+	for _, row := range rows {
+		status, reason, phase := row[0], row[1], strings.Trim(row[len(row)-1], `"`)
+		var got v1alpha1.TaskRunPhase
+		if status == docNoCondition {
+			got = runstate.PhaseFromCondition(nil)
+		} else {
+			reasons = append(reasons, runstate.Reason{Status: metav1.ConditionStatus(status), Reason: v1beta1.TaskRunReason(reason)})
+			got = runstate.PhaseFromCondition(&metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason})
+		}
+		if string(got) != phase {
+			t.Errorf("docs say %s/%s is v1alpha1 phase %q; conversion gives %q", status, reason, phase, got)
+		}
+	}
+
+	if diff := cmp.Diff(runstate.Reasons(), reasons); diff != "" {
+		t.Errorf("the table's reasons differ from the API's (-api +docs):\n%s", diff)
+	}
+}
+
+func TestDocConditionToPhaseTable(t *testing.T) {
+	rows := markdown.Table(t, conversionDoc, conditionToPhase)
+	reasons := map[string]bool{}
+	for _, row := range rows {
+		status, reason, phase := row[0], row[1], docPhase(row[2])
+		reasons[status+"/"+reason] = true
+		t.Run(strings.Join(row, " | "), func(t *testing.T) {
+			var c *metav1.Condition
+			if status != docNoCondition {
+				c = &metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason}
+				if status == docAnyOther {
+					c.Status = "Maybe"
+				}
+				if reason == docAnyOther {
+					c.Reason = otherReasonExample
+				}
+			}
+			if diff := cmp.Diff(phase, runstate.PhaseFromCondition(c)); diff != "" {
+				t.Errorf("PhaseFromCondition() disagrees with the doc (-doc +code):\n%s", diff)
+			}
+		})
+	}
+	for _, row := range runstate.Reasons() {
+		if !reasons[string(row.Status)+"/"+string(row.Reason)] {
+			t.Errorf("the doc's table lacks the API's row %s %s", row.Status, row.Reason)
+		}
+	}
+}
+
+func TestDocPhaseToConditionTable(t *testing.T) {
+	rows := markdown.Table(t, conversionDoc, phaseToCondition)
+	phases := map[v1alpha1.TaskRunPhase]bool{}
+	for _, row := range rows {
+		phase, status, reason := docPhase(row[0]), row[1], row[2]
+		phases[phase] = true
+		t.Run(strings.Join(row, " | "), func(t *testing.T) {
+			if phase == docAnyOther {
+				phase = "Exploded"
+			}
+			var want *metav1.Condition
+			if status != docNoCondition {
+				want = &metav1.Condition{
+					Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: lastTransition,
+				}
+			}
+			if diff := cmp.Diff(want, runstate.ConditionFromPhase(phase, lastTransition)); diff != "" {
+				t.Errorf("ConditionFromPhase() disagrees with the doc (-doc +code):\n%s", diff)
+			}
+		})
+	}
+	for _, phase := range []v1alpha1.TaskRunPhase{
+		v1alpha1.TaskRunPhaseNone, v1alpha1.TaskRunPhasePending, v1alpha1.TaskRunPhaseRunning,
+		v1alpha1.TaskRunPhaseSucceeded, v1alpha1.TaskRunPhaseFailed,
+	} {
+		if !phases[phase] {
+			t.Errorf("the doc's table lacks phase %q", phase)
+		}
+	}
+}
+
+// docPhase reads a phase cell, where the empty phase is written "".
+func docPhase(cell string) v1alpha1.TaskRunPhase {
+	if cell == docEmptyPhase {
+		return v1alpha1.TaskRunPhaseNone
+	}
+	return v1alpha1.TaskRunPhase(cell)
 }
