@@ -50,6 +50,12 @@ func TestCheck(t *testing.T) {
 			},
 			want: []Problem{{CRD: tasks, Version: "v1beta1", Path: ".spec.description", Kind: FieldRemoved}},
 		},
+		"field removed from the deprecated version": {
+			editCurrent: func(s CRDSet) {
+				edit(s, taskRuns, "v1alpha1", "status", func(p *apiextensionsv1.JSONSchemaProps) { delete(p.Properties, "finishTime") })
+			},
+			want: []Problem{{CRD: taskRuns, Version: "v1alpha1", Path: ".status.finishTime", Kind: FieldRemoved}},
+		},
 		"type changed": {
 			editCurrent: func(s CRDSet) {
 				edit(s, taskRuns, "v1beta1", "spec.timeout", func(p *apiextensionsv1.JSONSchemaProps) {
