@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +65,9 @@ type clusterOption func(args []string) []string
 // configuration, for a test that installs others first.
 func withoutMinitask(args []string) []string { return append(args, "--no-install") }
 
+// creating serialises cluster creation (newCluster).
+var creating sync.Mutex
+
 // newCluster creates a cluster named e2e-NAME and deletes it when the test
 // ends. The name is fixed, not random, so that it never touches a developer's
 // `make run` cluster (named minitask), and so that a run killed before its
@@ -82,10 +86,16 @@ func newCluster(t testing.TB, name string, opts ...clusterOption) *cluster {
 	for _, opt := range opts {
 		args = opt(args)
 	}
-	if out, err := c.script(args...); err != nil {
+	// One cluster is created at a time, even by tests that run in
+	// parallel: kwokctl picks its components' ports as it starts them, and
+	// two at once can pick the same one.
+	creating.Lock()
+	out, err := c.script(args...)
+	creating.Unlock()
+	if err != nil {
 		t.Fatalf("creating cluster %s: %v\n%s", c.name, err, out)
 	}
-	out, err := c.script("env")
+	out, err = c.script("env")
 	if err != nil {
 		t.Fatalf("reading the settings of cluster %s: %v\n%s", c.name, err, out)
 	}

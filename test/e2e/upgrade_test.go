@@ -129,6 +129,14 @@ func newRehearsalOn(t *testing.T, name string, opts ...clusterOption) *rehearsal
 	r := &rehearsal{t: t, start: now, last: now, times: map[string]time.Duration{},
 		wantPods: map[string][]string{}, keptPods: map[string]string{}}
 	r.c = newCluster(t, name, opts...)
+	// kube-controller-manager creates the namespace's default
+	// ServiceAccount a moment after the cluster is up, and the API server
+	// refuses Pods until then: the current controller retries, but release
+	// 2's ends the run PodFailed, and the first release's Pods are created
+	// here.
+	waitFor(t, time.Minute, "ServiceAccount default in "+ns, func(ctx context.Context) error {
+		return r.c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
+	})
 	r.lap("cluster")
 	return r
 }
