@@ -123,11 +123,13 @@ func (u *unserving) writeThroughV1alpha1() {
 	create(t, u.c, newRun(runAcross, greetTaskName).param("name", "ada").param("pause", "20").obj())
 
 	u.named = u.v1alpha1ManagedFields()
-	want := []string{"Task/" + ssaTask, "TaskRun/" + ssaRun, "Task/" + csaTask, "TaskRun/" + csaRun, "Task/" + greetTaskName, "TaskRun/" + stoppedRun}
-	for _, name := range want {
-		if !containsPrefix(u.named, name+":") {
-			t.Fatalf("the managedFields of %s do not name v1alpha1; the rehearsal needs them to. Objects whose do:\n%s",
-				name, strings.Join(u.named, "\n"))
+	want := map[string][]string{"Task": {ssaTask, csaTask, greetTaskName}, "TaskRun": {ssaRun, csaRun, stoppedRun}}
+	for kind, names := range want {
+		for _, name := range names {
+			if !containsPrefix(u.named, kind+"/"+ns+"/"+name+":") {
+				t.Fatalf("the managedFields of %s %s do not name v1alpha1; the rehearsal needs them to. Objects whose do:\n%s",
+					kind, name, strings.Join(u.named, "\n"))
+			}
 		}
 	}
 }
@@ -258,16 +260,20 @@ func (u *unserving) checkStoredVersions() {
 	})
 }
 
-// v1alpha1ManagedFields runs docs/upgrading.md's command that prints, for
-// every Task and TaskRun, the apiVersions its managedFields entries name,
-// and returns the lines that name minitask.dev/v1alpha1 ("KIND/NAME: ...").
+// managedFieldsJSONPath is docs/upgrading.md's template that prints, for
+// every Task and TaskRun, the manager and apiVersion of each of its
+// managedFields entries: "KIND/NAMESPACE/NAME: MANAGER=APIVERSION ...".
+const managedFieldsJSONPath = `jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}:` +
+	`{range .metadata.managedFields[*]} {.manager}={.apiVersion}{end}{"\n"}{end}`
+
+// v1alpha1ManagedFields runs docs/upgrading.md's command with
+// managedFieldsJSONPath and returns the lines that name minitask.dev/v1alpha1.
 func (u *unserving) v1alpha1ManagedFields() []string {
 	u.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := u.c.runKubectl(ctx, "get", "tasks.v1beta1.minitask.dev,taskruns.v1beta1.minitask.dev", "-A",
-		"--show-managed-fields", "-o",
-		`jsonpath={range .items[*]}{.kind}/{.metadata.name}:{range .metadata.managedFields[*]} {.apiVersion}{end}{"\n"}{end}`)
+		"--show-managed-fields", "-o", managedFieldsJSONPath)
 	if err != nil {
 		u.t.Fatalf("listing managedFields: %v\n%s", err, out)
 	}
@@ -313,7 +319,7 @@ func (u *unserving) injectV1alpha1Entry(name string) {
 	if err := u.c.client.Patch(ctx, task, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatalf("giving Task %s a managedFields entry of v1alpha1: %v", name, err)
 	}
-	if got := u.v1alpha1ManagedFields(); !containsPrefix(got, "Task/"+name+":") {
+	if got := u.v1alpha1ManagedFields(); !containsPrefix(got, "Task/"+ns+"/"+name+":") {
 		t.Fatalf("Task %s has no managedFields entry of v1alpha1 after writing one: %v", name, got)
 	}
 }

@@ -195,9 +195,15 @@ func (r *rehearsal) kubectl(args ...string) {
 // report writes what the rehearsal checked to the test log.
 func (r *rehearsal) report() {
 	all := r.readViews()
-	firstPhases := map[string]int{}
-	for _, run := range r.runs {
-		firstPhases[fmt.Sprintf("%q", run.Status.Phase)]++
+	var b strings.Builder
+	b.WriteString("upgrade rehearsal report:")
+	if r.runs != nil {
+		phases := map[string]int{}
+		for _, run := range r.runs {
+			phases[fmt.Sprintf("%q", run.Status.Phase)]++
+		}
+		fmt.Fprintf(&b, "\n  first release (v1alpha1, stored as v1alpha1): %d Tasks, %d TaskRuns by phase %v, %d Pods",
+			len(r.tasks), len(r.runs), phases, len(r.firstReleasePods))
 	}
 	release2 := map[string]int{}
 	for name, want := range release2Outcomes {
@@ -205,18 +211,15 @@ func (r *rehearsal) report() {
 			release2[want]++
 		}
 	}
-	r.t.Logf(`upgrade rehearsal report:
-  first release (v1alpha1, stored as v1alpha1): %d Tasks, %d TaskRuns by phase %v, %d Pods
-  release 2 (its manager, v1beta1 and v1alpha1): TaskRuns by outcome %v
-  after the upgrade to now (v1beta1): %d Task, %d TaskRuns (params, timeout, cancel), written to through v1alpha1
-  checked: %d objects, each read through v1alpha1 and v1beta1; %d Pods, one per run that needs one
-  etcd: %v; storedVersions of both CRDs: [v1beta1]
-  %s`,
-		len(r.tasks), len(r.runs), firstPhases, len(r.firstReleasePods),
-		release2,
-		len(r.betaTasks), len(r.betaRuns),
-		len(all.betaTasks)+len(all.betaRuns), r.pods,
-		r.stored, r.timesLine())
+	fmt.Fprintf(&b, "\n  release 2 (its manager, v1beta1 and v1alpha1): TaskRuns by outcome %v", release2)
+	if r.betaRuns != nil {
+		fmt.Fprintf(&b, "\n  after the upgrade to now (v1beta1): %d Task, %d TaskRuns (params, timeout, cancel), written to through v1alpha1",
+			len(r.betaTasks), len(r.betaRuns))
+	}
+	fmt.Fprintf(&b, "\n  checked: %d objects, each read through v1alpha1 and v1beta1; %d Pods, one per run that needs one",
+		len(all.betaTasks)+len(all.betaRuns), r.pods)
+	fmt.Fprintf(&b, "\n  etcd: %v; storedVersions of both CRDs: [v1beta1]\n  %s", r.stored, r.timesLine())
+	r.t.Log(b.String())
 }
 
 // timesLine says how long each step took, in order, and the total.
