@@ -17,13 +17,14 @@ import (
 // same timeout.
 //
 // +kubebuilder:validation:Type=string
+// +kubebuilder:validation:Pattern=`^-?([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 type Duration struct {
 	// Duration is the value; Go code reads and sets it as it would
 	// metav1.Duration's.
 	time.Duration `json:"-"`
 
 	// text is what the Duration was decoded from, if anything.
-	text string
+	text string `json:"-"`
 }
 
 // NewDuration returns d as a Duration, written in Go's canonical form.

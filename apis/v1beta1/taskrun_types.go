@@ -27,8 +27,6 @@ type TaskRunSpec struct {
 	// Timeout bounds the run, counted from status.startTime: a Go duration such
 	// as 1h30m. Absent means the controller's default; 0s means no timeout.
 	// +optional
-	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Pattern=`^-?([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="timeout must not be negative"
 	Timeout *Duration `json:"timeout,omitempty"`
 
