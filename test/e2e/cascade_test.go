@@ -22,6 +22,10 @@ import (
 // `kubectl delete` does (in the background), and a finished run's, deleted
 // in the foreground, where the run stays until its Pod is gone.
 func TestCascadeDeletion(t *testing.T) {
+	// Most of it is waiting for the garbage collector to find TaskRuns
+	// (up to 40 s): it waits beside the upgrade rehearsals, which run in
+	// parallel too, so that make test-e2e stays under 4 minutes.
+	t.Parallel()
 	ctx := context.Background()
 	c := newCluster(t, "cascade")
 	gcWatchesTaskRuns := probeGarbageCollector(t, c)
