@@ -24,6 +24,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
+	"github.com/minitask-dev/minitask/internal/timerepair"
 	"github.com/minitask-dev/minitask/webhooks"
 )
 
@@ -75,7 +76,7 @@ func parseFlags() (options, zap.Options) {
 	flag.BoolVar(&o.enableController, "enable-controller", true,
 		"Run the TaskRun controller; false serves only the webhooks.")
 	flag.BoolVar(&o.storageMigration, "storage-migration", true,
-		"While leader, rewrite objects still stored in an old API version and trim the CRDs' status.storedVersions.")
+		"While leader, rewrite objects still stored in an old API version, trim the CRDs' status.storedVersions, and rewrite in RFC 3339 the malformed times an earlier release stored.")
 	flag.StringVar(&o.certManagement, "cert-management", "none",
 		"How the webhook gets its certificate: none (from --webhook-cert-path, e.g. cert-manager's Secret), or self "+
 			"(the manager makes, rotates and injects it, in the Secret minitask-webhook-server-cert; what install.yaml uses).")
@@ -169,6 +170,11 @@ func run(o options) error {
 		m := &storagemigration.Migrator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(),
 			Recorder: mgr.GetEventRecorder("minitask-storage-migration")}
 		if err := mgr.Add(m); err != nil {
+			return err
+		}
+		// Times an earlier release let in and Go cannot read would keep the
+		// controller's cache of TaskRuns from ever syncing.
+		if err := mgr.Add(&timerepair.Repairer{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}); err != nil {
 			return err
 		}
 	}
