@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // BenchmarkControllerMemory measures bin/manager's resident memory with
@@ -28,7 +29,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 	const finishedRuns = 10000
 	c := newCluster(b, "bench-memory")
 	webhooksOnly := startManager(b, c, "--enable-controller=false")
-	create(b, c, newTask("work", step("work", "true")))
+	create(b, c, wrappers.Task(ns, "work").Step("work", "alpine:3", "true").Obj())
 	nodes := &corev1.NodeList{}
 	if err := c.client.List(context.Background(), nodes); err != nil || len(nodes.Items) == 0 {
 		b.Fatalf("listing the cluster's nodes: %v (%d nodes)", err, len(nodes.Items))
@@ -70,7 +71,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 // the scheduler has nothing to do), and the run's final status.
 func createFinishedRun(c *cluster, name, node string) error {
 	ctx := context.Background()
-	run := newRun(name, "work").obj()
+	run := wrappers.TaskRun(ns, name, "work").Obj()
 	if err := c.client.Create(ctx, run); err != nil {
 		return fmt.Errorf("creating TaskRun %s: %w", name, err)
 	}

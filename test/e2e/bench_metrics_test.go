@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // This file reads the numbers the benchmarks report from where they are
@@ -79,8 +81,7 @@ func (m *manager) metrics(tb testing.TB) metricFamilies {
 // to scrape.
 func startManagerWithMetrics(tb testing.TB, c *cluster, extraArgs ...string) *manager {
 	tb.Helper()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort())
-	pprof := fmt.Sprintf("127.0.0.1:%d", freePort())
+	addr, pprof := testenv.FreeAddr(tb), testenv.FreeAddr(tb)
 	m := startManager(tb, c, append([]string{"--metrics-bind-address=" + addr, "--metrics-secure=false",
 		"--pprof-bind-address=" + pprof}, extraArgs...)...)
 	m.metricsAddr, m.pprofAddr = addr, pprof

@@ -15,7 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // loadWorkers is how many TaskRuns the benchmarks create at once: a CI
@@ -37,7 +38,7 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	// calls the conversion webhook on TaskRun writes too) but without its
 	// controller, which would start the floor's runs as well.
 	webhooksOnly := startManager(b, c, "--enable-controller=false")
-	create(b, c, newTask("work", step("work", "true")))
+	create(b, c, wrappers.Task(ns, "work").Step("work", "alpine:3", "true").Obj())
 	floorNames := runNames("floor", burst)
 	cpu := cpuSeconds(b)
 	floor := measureFloor(b, c, floorNames)
@@ -111,8 +112,8 @@ func measureFloor(b *testing.B, c *cluster, names []string) time.Duration {
 // floorPod is a Pod like the one the controller makes for run, one step.
 func floorPod(run *v1beta1.TaskRun) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: run.Name + "-pod", Namespace: run.Namespace,
-			Labels: map[string]string{controllers.LabelManagedBy: controllers.ManagedByValue},
+		ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(run), Namespace: run.Namespace,
+			Labels: map[string]string{runstate.LabelManagedBy: runstate.ManagedByValue},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.GroupVersion.String(), Kind: "TaskRun",
 				Name: run.Name, UID: run.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{

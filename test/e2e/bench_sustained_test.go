@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // BenchmarkReconcileSustained creates 20 TaskRuns per second for 2 minutes
@@ -17,7 +19,7 @@ func BenchmarkReconcileSustained(b *testing.B) {
 	const rate, duration = 20, 2 * time.Minute
 	c := newCluster(b, "bench-sustained")
 	m := startManagerWithMetrics(b, c)
-	create(b, c, newTask("work", step("work", "true")))
+	create(b, c, wrappers.Task(ns, "work").Step("work", "alpine:3", "true").Obj())
 	clock := watchRuns(b, c)
 
 	names := runNames("steady", int(rate*duration/time.Second))

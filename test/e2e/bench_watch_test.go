@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // runClock records, for the benchmarks, when each TaskRun was created (when
@@ -50,7 +52,7 @@ func watchRuns(tb testing.TB, c *cluster) *runClock {
 		}
 	}
 	onRun := func(obj any) {
-		if run, ok := obj.(*v1beta1.TaskRun); ok && finished(run) {
+		if run, ok := obj.(*v1beta1.TaskRun); ok && runstate.Finished(run) {
 			rc.firstSeen(rc.finished, run.Name)
 		}
 	}
@@ -84,7 +86,7 @@ func (rc *runClock) firstSeen(m map[string]time.Time, name string) {
 // createRun creates a v1beta1 TaskRun of Task work and records when it was
 // created.
 func (rc *runClock) createRun(ctx context.Context, c *cluster, name string) error {
-	if err := c.client.Create(ctx, newRun(name, "work").obj()); err != nil {
+	if err := c.client.Create(ctx, wrappers.TaskRun(ns, name, "work").Obj()); err != nil {
 		return fmt.Errorf("creating TaskRun %s: %w", name, err)
 	}
 	rc.firstSeen(rc.created, name)

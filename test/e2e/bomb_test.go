@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // maxPeakRSSMB is the most resident memory bin/manager may ever have used
@@ -31,16 +33,15 @@ func TestParamExpansionBomb(t *testing.T) {
 	before := peakRSSMB(t, m.cmd.Process.Pid)
 
 	script := strings.Repeat("echo $(params.x)\n", 1000)
-	task := newTask("bomb")
-	task.Spec.Params = []v1beta1.ParamSpec{{Name: "x"}}
+	task := wrappers.Task(ns, "bomb").Param("x")
 	for i := range 20 {
-		task.Spec.Steps = append(task.Spec.Steps, step(fmt.Sprintf("step-%d", i), script))
+		task.Step(fmt.Sprintf("step-%d", i), "alpine:3", script)
 	}
-	create(t, c, task)
+	create(t, c, task.Obj())
 	value := strings.Repeat("y", 64<<10)
 	names := runNames("bomb", bombs)
 	for _, name := range names {
-		create(t, c, newRun(name, "bomb").param("x", value).timeout(5*time.Minute).obj())
+		create(t, c, wrappers.TaskRun(ns, name, "bomb").Param("x", value).Timeout(5*time.Minute).Obj())
 	}
 
 	deadline := time.Now().Add(2 * time.Minute)
@@ -56,7 +57,7 @@ func TestParamExpansionBomb(t *testing.T) {
 		}
 		done := 0
 		for _, name := range names {
-			if run := all[name]; run != nil && finished(run) {
+			if run := all[name]; run != nil && runstate.Finished(run) {
 				done++
 			}
 		}
@@ -73,7 +74,7 @@ func TestParamExpansionBomb(t *testing.T) {
 	want := fmt.Sprintf("with its params expanded, the Pod's images and scripts would hold %d bytes, over the limit of 1048576 bytes (1 MiB); no Pod was created", size)
 	for _, name := range names {
 		run := all[name]
-		if cond := condition(run); outcome(run) != "False/InvalidParams" || cond.Message != want {
+		if cond := runstate.Succeeded(run); outcome(run) != "False/InvalidParams" || cond.Message != want {
 			t.Errorf("run %s: %s %q, want False/InvalidParams %q", name, outcome(run), cond.Message, want)
 		}
 	}

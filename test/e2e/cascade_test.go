@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestCascadeDeletion deletes TaskRuns and checks that the garbage collector
@@ -31,8 +33,9 @@ func TestCascadeDeletion(t *testing.T) {
 	gcWatchesTaskRuns := probeGarbageCollector(t, c)
 	startManager(t, c)
 	create(t, c,
-		newTask("long", step("wait", "sleep 300")), newTask("short", step("say", "echo hi")),
-		newRun("running", "long").obj(), newRun("done", "short").obj())
+		wrappers.Task(ns, "long").Step("wait", "alpine:3", "sleep 300").Obj(),
+		wrappers.Task(ns, "short").Step("say", "alpine:3", "echo hi").Obj(),
+		wrappers.TaskRun(ns, "running", "long").Obj(), wrappers.TaskRun(ns, "done", "short").Obj())
 	waitFinished(t, c, time.Minute, "done")
 	waitFor(t, time.Minute, "TaskRun running to run its step", func(ctx context.Context) error {
 		run := &v1beta1.TaskRun{}
@@ -47,7 +50,7 @@ func TestCascadeDeletion(t *testing.T) {
 
 	gcWatchesTaskRuns()
 	for _, name := range []string{"running", "done"} {
-		if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: podName(name)}, &corev1.Pod{}); err != nil {
+		if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: runstate.PodName(runNamed(name))}, &corev1.Pod{}); err != nil {
 			t.Fatalf("the Pod of TaskRun %s before the deletion: %v", name, err)
 		}
 	}
@@ -66,8 +69,8 @@ func TestCascadeDeletion(t *testing.T) {
 		for _, obj := range []client.Object{
 			&v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "running"}},
 			&v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "done"}},
-			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName("running")}},
-			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName("done")}},
+			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(runNamed("running"))}},
+			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(runNamed("done"))}},
 		} {
 			err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: obj.GetName()}, obj)
 			if err == nil {
@@ -94,7 +97,7 @@ func TestCascadeDeletion(t *testing.T) {
 func probeGarbageCollector(t *testing.T, c *cluster) (wait func()) {
 	t.Helper()
 	start := time.Now()
-	probe := newRun("gc-probe", "no-such-task").obj()
+	probe := wrappers.TaskRun(ns, "gc-probe", "no-such-task").Obj()
 	create(t, c, probe)
 	if err := c.client.Delete(context.Background(), probe, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatalf("deleting TaskRun %s: %v", probe.Name, err)

@@ -27,6 +27,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // ns is where the tests put their objects: each test has a cluster of its own.
@@ -74,7 +75,11 @@ var creating sync.Mutex
 // cleanup leaves nothing for long: the next run's create replaces it.
 func newCluster(t testing.TB, name string, opts ...clusterOption) *cluster {
 	t.Helper()
-	c := &cluster{name: "e2e-" + name, repo: repoRoot(t)}
+	repo, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{name: "e2e-" + name, repo: repo}
 	start := time.Now()
 	// Registered first, so it runs last: after the manager has stopped.
 	t.Cleanup(func() {
@@ -169,17 +174,4 @@ func freePort() int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// repoRoot is the repository's top directory: go test runs in test/e2e.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("no go.mod in %s: run the tests from test/e2e (make test-e2e)", root)
-	}
-	return root
 }

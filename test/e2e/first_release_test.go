@@ -17,6 +17,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // This file holds the first release's fixtures: its CRDs (frozen in
@@ -34,8 +35,9 @@ const (
 	// The Pods of the first release had names of their own: the next
 	// release's controller must find them through status.podName, not by
 	// its own naming (RUN-pod).
-	runningPod = "running-4x9kq"
-	failedPod  = "failed-7c2mz"
+	runningPod   = "running-4x9kq"
+	failedPod    = "failed-7c2mz"
+	succeededPod = "succeeded-pod" // recorded in its status only
 	// runningSeconds is how long the running run's step sleeps: long enough
 	// to outlast both upgrades and release 2's part in between on a slow
 	// machine (about 16 s).
@@ -60,18 +62,18 @@ func (r *rehearsal) installFirstRelease() {
 func (r *rehearsal) createFirstReleaseObjects() {
 	t, ctx := r.t, context.Background()
 	tasks := []*v1alpha1.Task{
-		alphaTask("build", alphaStep("compile", "go build ./..."), alphaStep("test", "go test ./...")),
-		alphaTask("flaky", alphaStep("compile", "go build ./..."), alphaStep("test", "go test ./...\nexit 3")),
-		alphaTask("entrypoint", v1alpha1.Step{Name: "run", Image: "alpine:3"}),
-		alphaTask("sleepy", alphaStep("wait", fmt.Sprintf("sleep %d", runningSeconds))),
+		wrappers.V1alpha1Task(ns, "build").Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...").Obj(),
+		wrappers.V1alpha1Task(ns, "flaky").Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...\nexit 3").Obj(),
+		wrappers.V1alpha1Task(ns, "entrypoint").Step("run", "alpine:3", "").Obj(),
+		wrappers.V1alpha1Task(ns, "sleepy").Step("wait", "alpine:3", fmt.Sprintf("sleep %d", runningSeconds)).Obj(),
 	}
 	tasks[0].Labels = map[string]string{"team": "shop"}
 	runs := map[string]*v1alpha1.TaskRun{
-		runNew:       alphaRun(runNew, "build"),
-		runPending:   alphaRun(runPending, "entrypoint"),
-		runRunning:   alphaRun(runRunning, "sleepy"),
-		runSucceeded: alphaRun(runSucceeded, "build"),
-		runFailed:    alphaRun(runFailed, "flaky"),
+		runNew:       wrappers.V1alpha1TaskRun(ns, runNew, "build").Obj(),
+		runPending:   wrappers.V1alpha1TaskRun(ns, runPending, "entrypoint").Obj(),
+		runRunning:   wrappers.V1alpha1TaskRun(ns, runRunning, "sleepy").Obj(),
+		runSucceeded: wrappers.V1alpha1TaskRun(ns, runSucceeded, "build").Obj(),
+		runFailed:    wrappers.V1alpha1TaskRun(ns, runFailed, "flaky").Obj(),
 	}
 	runs[runNew].Annotations = map[string]string{"note": "created just before the upgrade"}
 	for _, task := range tasks {
@@ -99,7 +101,7 @@ func (r *rehearsal) createFirstReleaseObjects() {
 		Phase: v1alpha1.TaskRunPhaseRunning, PodName: runningPod, StartTime: running.Status.StartTime,
 	})
 	setStatus(runs[runSucceeded], v1alpha1.TaskRunStatus{
-		Phase: v1alpha1.TaskRunPhaseSucceeded, PodName: podName(runSucceeded),
+		Phase: v1alpha1.TaskRunPhaseSucceeded, PodName: succeededPod,
 		StartTime: ptr.To(metav1.NewTime(now.Add(-2 * time.Minute))), FinishTime: ptr.To(metav1.NewTime(now.Add(-time.Minute))),
 	})
 	setStatus(runs[runFailed], v1alpha1.TaskRunStatus{

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestStepLogs runs bin/kubectl-task against the local cluster, where kwok
@@ -25,7 +27,8 @@ import (
 func TestStepLogs(t *testing.T) {
 	c := newCluster(t, "logs")
 	startManager(t, c)
-	create(t, c, newTask("three", step("first", "sleep 2"), step("second", "sleep 1"), step("third", "sleep 1")))
+	create(t, c, wrappers.Task(ns, "three").
+		Step("first", "alpine:3", "sleep 2").Step("second", "alpine:3", "sleep 1").Step("third", "alpine:3", "sleep 1").Obj())
 
 	start := time.Now()
 	followed := runPlugin(t, c, "start", "three", "--name", "three-1", "--showlog")

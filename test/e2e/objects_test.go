@@ -11,79 +11,26 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// This file holds what every test uses: small builders for v1beta1 objects,
-// polling, and the run and Pod queries the assertions share.
+// This file holds what every test uses: polling, and the run and Pod
+// queries the assertions share. Tests build their objects with
+// internal/testing/wrappers, and read runs through internal/runstate, as the
+// controller does. A step's script runs in alpine:3: in the local cluster,
+// `sleep N` makes it run N seconds and a final `exit N` makes it exit with N
+// (see docs/local-cluster.md); anything else runs 1 second and exits 0.
 
-// step is a step that runs script in alpine:3. In the local cluster, `sleep N`
-// makes it run N seconds and a final `exit N` makes it exit with N (see
-// docs/local-cluster.md); anything else runs 1 second and exits 0.
-func step(name, script string) v1beta1.Step {
-	return v1beta1.Step{Name: name, Image: "alpine:3", Script: script}
+// runNamed is a v1beta1 TaskRun in ns with only its name, for runstate's
+// names (runstate.PodName) of a run the test has not at hand.
+func runNamed(name string) *v1beta1.TaskRun {
+	return &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 }
-
-// newTask returns a v1beta1 Task in ns.
-func newTask(name string, steps ...v1beta1.Step) *v1beta1.Task {
-	return &v1beta1.Task{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1beta1.TaskSpec{Steps: steps},
-	}
-}
-
-// alphaTask returns a v1alpha1 Task in ns: what the first release's users wrote.
-func alphaTask(name string, steps ...v1alpha1.Step) *v1alpha1.Task {
-	return &v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.TaskSpec{Steps: steps}}
-}
-
-// alphaStep is a v1alpha1 step that runs script in alpine:3 (see step).
-func alphaStep(name, script string) v1alpha1.Step {
-	return v1alpha1.Step{Name: name, Image: "alpine:3", Script: script}
-}
-
-// alphaRun returns a v1alpha1 TaskRun of task in ns.
-func alphaRun(name, task string) *v1alpha1.TaskRun {
-	return &v1alpha1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.TaskRunSpec{TaskRef: task}}
-}
-
-// podName is the name the controller gives a run's Pod (short names), in
-// release 2 as now.
-func podName(run string) string { return run + "-pod" }
-
-// runBuilder builds a v1beta1 TaskRun, so that a test says only what differs.
-type runBuilder struct{ run v1beta1.TaskRun }
-
-// newRun starts a v1beta1 TaskRun of task in ns.
-func newRun(name, task string) *runBuilder {
-	return &runBuilder{run: v1beta1.TaskRun{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task}},
-	}}
-}
-
-func (b *runBuilder) param(name, value string) *runBuilder {
-	b.run.Spec.Params = append(b.run.Spec.Params, v1beta1.Param{Name: name, Value: value})
-	return b
-}
-
-func (b *runBuilder) timeout(d time.Duration) *runBuilder {
-	b.run.Spec.Timeout = &v1beta1.Duration{Duration: d}
-	return b
-}
-
-func (b *runBuilder) cancelled() *runBuilder {
-	b.run.Spec.Status = v1beta1.TaskRunSpecStatusCancelled
-	return b
-}
-
-func (b *runBuilder) obj() *v1beta1.TaskRun { return b.run.DeepCopy() }
 
 // create creates objs in order, failing the test on the first error.
 func create(t testing.TB, c *cluster, objs ...client.Object) {
@@ -111,21 +58,10 @@ func waitFor(t testing.TB, timeout time.Duration, what string, check func(ctx co
 	}
 }
 
-// condition returns run's Succeeded condition, or nil.
-func condition(run *v1beta1.TaskRun) *metav1.Condition {
-	return meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
-}
-
-// finished reports whether run's condition is True or False.
-func finished(run *v1beta1.TaskRun) bool {
-	cond := condition(run)
-	return cond != nil && cond.Status != metav1.ConditionUnknown
-}
-
 // outcome is a run's condition as status/reason, e.g. True/Succeeded, for
 // messages and comparisons.
 func outcome(run *v1beta1.TaskRun) string {
-	cond := condition(run)
+	cond := runstate.Succeeded(run)
 	if cond == nil {
 		return "(no condition)"
 	}
@@ -156,7 +92,7 @@ func waitFinished(t testing.TB, c *cluster, timeout time.Duration, names ...stri
 		}
 		var pending []string
 		for _, name := range names {
-			if run, ok := all[name]; !ok || !finished(run) {
+			if run, ok := all[name]; !ok || !runstate.Finished(run) {
 				pending = append(pending, fmt.Sprintf("%s (%s)", name, describe(run)))
 			}
 		}

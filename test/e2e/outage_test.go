@@ -18,6 +18,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestWebhookOutage stops the manager, which serves the conversion and
@@ -31,9 +32,9 @@ func TestWebhookOutage(t *testing.T) {
 	c := newCluster(t, "outage")
 	m := startManager(t, c)
 
-	legacy := alphaTask("legacy", v1alpha1.Step{Name: "run", Image: "alpine:3", Script: "echo legacy"})
-	create(t, c, newTask("hello", step("say", "echo hello")), legacy,
-		newRun("hello-1", "hello").obj(), alphaRun("legacy-1", "legacy"))
+	legacy := wrappers.V1alpha1Task(ns, "legacy").Step("run", "alpine:3", "echo legacy").Obj()
+	create(t, c, wrappers.Task(ns, "hello").Step("say", "alpine:3", "echo hello").Obj(), legacy,
+		wrappers.TaskRun(ns, "hello-1", "hello").Obj(), wrappers.V1alpha1TaskRun(ns, "legacy-1", "legacy").Obj())
 	waitFinished(t, c, time.Minute, "hello-1", "legacy-1")
 	tasksBefore, runsBefore := listV1beta1(t, c)
 	checkV1alpha1Lists(t, c, tasksBefore, runsBefore)
@@ -50,7 +51,7 @@ func TestWebhookOutage(t *testing.T) {
 	// Nor do v1beta1 TaskRun writes: no webhook looks at TaskRuns, and
 	// they are stored as v1beta1. Task writes that leave the spec as it is
 	// skip the validating webhook (its match condition), so they work too.
-	create(t, c, newRun("during-outage", "hello").obj())
+	create(t, c, wrappers.TaskRun(ns, "during-outage", "hello").Obj())
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"outage":"true"}}}`))
 	labelled := []client.Object{runsBefore["hello-1"], runsBefore["legacy-1"]}
 	for _, name := range slices.Sorted(maps.Keys(tasksBefore)) {
@@ -72,7 +73,9 @@ func TestWebhookOutage(t *testing.T) {
 	// closed: no spec that it has not checked is stored, valid as it may be.
 	respec := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"description":"changed during the outage"}}`))
 	for what, write := range map[string]func() error{
-		"creating a v1beta1 Task": func() error { return c.client.Create(ctx, newTask("unchecked", step("say", "echo hi"))) },
+		"creating a v1beta1 Task": func() error {
+			return c.client.Create(ctx, wrappers.Task(ns, "unchecked").Step("say", "alpine:3", "echo hi").Obj())
+		},
 		"changing a v1beta1 Task's spec": func() error {
 			return c.client.Patch(ctx, &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello"}}, respec)
 		},
@@ -99,7 +102,7 @@ func TestWebhookOutage(t *testing.T) {
 	}
 
 	m.start()
-	create(t, c, newTask("checked", step("say", "echo hi")))
+	create(t, c, wrappers.Task(ns, "checked").Step("say", "alpine:3", "echo hi").Obj())
 
 	// Everything reads again, in both versions, as it was but for the
 	// labels written during the outage; the run created then is executed.

@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // This file holds release 2's fixtures: Tasks, and TaskRuns in every phase,
@@ -64,8 +66,9 @@ var release2Outcomes = map[string]string{
 }
 
 // release2RunningPods are the Pods that must still run when the current
-// manager starts, for the rehearsal to prove that it takes them over.
-var release2RunningPods = []string{podName(r2Running), podName(r2aRunning)}
+// manager starts, for the rehearsal to prove that it takes them over: named
+// as release 2 named them, RUN-pod.
+var release2RunningPods = []string{r2Running + "-pod", r2aRunning + "-pod"}
 
 // upgradeToRelease2 installs release 2's CRDs and webhook configuration and
 // starts its manager. before are the objects already there, which must read
@@ -89,29 +92,29 @@ func (r *rehearsal) upgradeToRelease2(before views, inFlight map[string]bool, ru
 // has seen. It returns the views of every object in ns then.
 func (r *rehearsal) createRelease2Objects() views {
 	t := r.t
-	build := alphaTask("r2a-build", alphaStep("compile", "go build ./..."), alphaStep("test", "go test ./..."))
+	build := wrappers.V1alpha1Task(ns, "r2a-build").Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...").Obj()
 	build.Labels = map[string]string{"team": "shop"}
 	create(t, r.c, greetTask("r2-greet"),
-		newTask("r2-flaky", step("compile", "go build ./..."), step("test", "go test ./...\nexit 3")),
+		wrappers.Task(ns, "r2-flaky").Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...\nexit 3").Obj(),
 		build,
-		alphaTask("r2a-sleepy", alphaStep("wait", fmt.Sprintf("sleep %d", release2RunningSeconds))),
-		alphaTask("r2a-long", alphaStep("wait", "sleep 600")))
+		wrappers.V1alpha1Task(ns, "r2a-sleepy").Step("wait", "alpine:3", fmt.Sprintf("sleep %d", release2RunningSeconds)).Obj(),
+		wrappers.V1alpha1Task(ns, "r2a-long").Step("wait", "alpine:3", "sleep 600").Obj())
 
-	running := newRun(r2Running, "r2-greet").param("name", "ron").param("pause", fmt.Sprint(release2RunningSeconds)).obj()
+	running := wrappers.TaskRun(ns, r2Running, "r2-greet").Param("name", "ron").Param("pause", fmt.Sprint(release2RunningSeconds)).Obj()
 	running.Labels = map[string]string{"team": "shop"}
-	stopped := alphaRun(r2aStopped, "r2a-long")
+	stopped := wrappers.V1alpha1TaskRun(ns, r2aStopped, "r2a-long").Obj()
 	stopped.Annotations = map[string]string{"note": "stopped by a v1alpha1 client"}
 	create(t, r.c,
-		newRun(r2Succeeded, "r2-greet").param("name", "ann").param("greeting", "hi").timeout(10*time.Minute).obj(),
-		newRun(r2Failed, "r2-flaky").obj(),
-		newRun(r2TimedOut, "r2-greet").param("name", "tim").param("pause", "600").timeout(2*time.Second).obj(),
-		newRun(r2Cancelled, "r2-greet").param("name", "cat").param("pause", "600").cancelled().obj(),
-		newRun(r2Invalid, "r2-greet").obj(),
+		wrappers.TaskRun(ns, r2Succeeded, "r2-greet").Param("name", "ann").Param("greeting", "hi").Timeout(10*time.Minute).Obj(),
+		wrappers.TaskRun(ns, r2Failed, "r2-flaky").Obj(),
+		wrappers.TaskRun(ns, r2TimedOut, "r2-greet").Param("name", "tim").Param("pause", "600").Timeout(2*time.Second).Obj(),
+		wrappers.TaskRun(ns, r2Cancelled, "r2-greet").Param("name", "cat").Param("pause", "600").Cancelled().Obj(),
+		wrappers.TaskRun(ns, r2Invalid, "r2-greet").Obj(),
 		running,
-		newRun(r2Waiting, r2LaterTask).timeout(30*time.Minute).obj(),
-		alphaRun(r2aSucceeded, "r2a-build"),
-		alphaRun(r2aFailed, "r2-flaky"),
-		alphaRun(r2aRunning, "r2a-sleepy"),
+		wrappers.TaskRun(ns, r2Waiting, r2LaterTask).Timeout(30*time.Minute).Obj(),
+		wrappers.V1alpha1TaskRun(ns, r2aSucceeded, "r2a-build").Obj(),
+		wrappers.V1alpha1TaskRun(ns, r2aFailed, "r2-flaky").Obj(),
+		wrappers.V1alpha1TaskRun(ns, r2aRunning, "r2a-sleepy").Obj(),
 		stopped)
 
 	waitFinished(t, r.c, time.Minute, r2Succeeded, r2Failed, r2TimedOut, r2Cancelled, r2Invalid, r2aSucceeded, r2aFailed)
@@ -126,7 +129,7 @@ func (r *rehearsal) createRelease2Objects() views {
 	r.m.stop()
 	_, bin := release2Build(t)
 	r.m = startManagerBinary(t, r.c, bin, "--enable-controller=false")
-	create(t, r.c, newRun(r2New, "r2-greet").param("name", "nia").obj(), alphaRun(r2aNew, "r2a-build"))
+	create(t, r.c, wrappers.TaskRun(ns, r2New, "r2-greet").Param("name", "nia").Obj(), wrappers.V1alpha1TaskRun(ns, r2aNew, "r2a-build").Obj())
 
 	before := r.readViews()
 	got := map[string]string{}
@@ -151,7 +154,7 @@ func (r *rehearsal) waitReason(want map[string]v1beta1.TaskRunReason) {
 			return err
 		}
 		for _, name := range slices.Sorted(maps.Keys(want)) {
-			if cond := condition(all[name]); cond == nil || cond.Reason != string(want[name]) {
+			if cond := runstate.Succeeded(all[name]); cond == nil || cond.Reason != string(want[name]) {
 				return fmt.Errorf("TaskRun %s is %s", name, describe(all[name]))
 			}
 		}
@@ -166,7 +169,7 @@ func (r *rehearsal) waitReason(want map[string]v1beta1.TaskRunReason) {
 // (checkViewsKept), the runs in flight at the upgrade having finished.
 func (r *rehearsal) checkRelease2Objects(before views, inFlight map[string]bool) {
 	t := r.t
-	create(t, r.c, newTask(r2LaterTask, step("say", "echo later")))
+	create(t, r.c, wrappers.Task(ns, r2LaterTask).Step("say", "alpine:3", "echo later").Obj())
 	got := waitFinished(t, r.c, 2*release2RunningSeconds*time.Second, slices.Collect(maps.Keys(release2Outcomes))...)
 	outcomes := map[string]string{}
 	for name := range release2Outcomes {

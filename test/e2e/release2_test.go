@@ -19,6 +19,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // release2Commit is release 2 (v0.2.0): main before issue 13, whose CRDs
@@ -62,7 +64,10 @@ func makeRelease2(repo string) {
 // the first time: about 12 s with a warm Go build cache, a minute cold.
 func release2Build(t testing.TB) (dir, manager string) {
 	t.Helper()
-	repo := repoRoot(t)
+	repo, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	release2.once.Do(func() { makeRelease2(repo) })
 	if release2.err != nil {
 		t.Fatalf("release 2: %v", release2.err)

@@ -10,6 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestRestartUnderLoad kills the manager (SIGKILL: no chance to finish
@@ -21,7 +24,7 @@ func TestRestartUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	c := newCluster(t, "restart")
 	m := startManager(t, c)
-	create(t, c, newTask("work", step("prepare", "echo preparing"), step("work", "echo working")))
+	create(t, c, wrappers.Task(ns, "work").Step("prepare", "alpine:3", "echo preparing").Step("work", "alpine:3", "echo working").Obj())
 
 	start := time.Now()
 	names := make([]string, n)
@@ -51,7 +54,7 @@ func TestRestartUnderLoad(t *testing.T) {
 	}
 	done := 0
 	for _, run := range before {
-		if finished(run) {
+		if runstate.Finished(run) {
 			done++
 		}
 	}
@@ -72,14 +75,14 @@ func TestRestartUnderLoad(t *testing.T) {
 	var bad []string
 	for _, name := range names {
 		run, pods := got[name], byRun[name]
-		if o := outcome(run); o != "True/Succeeded" || len(pods) != 1 || pods[0].Name != podName(name) || run.Status.PodName != podName(name) {
+		if o := outcome(run); o != "True/Succeeded" || len(pods) != 1 || pods[0].Name != runstate.PodName(run) || run.Status.PodName != runstate.PodName(run) {
 			bad = append(bad, fmt.Sprintf("%s: %s, podName %q, Pods %v", name, o, run.Status.PodName, podNames(pods)))
 		}
 		delete(byRun, name)
 	}
 	if len(bad) > 0 {
 		t.Errorf("%d of %d runs did not succeed with exactly one Pod, named %s; the first ones:\n%v",
-			len(bad), n, podName("RUN"), first(bad, 20))
+			len(bad), n, runstate.PodName(runNamed("RUN")), first(bad, 20))
 	}
 	if len(byRun) > 0 {
 		t.Errorf("Pods of no run: %v", byRun)
@@ -91,7 +94,7 @@ func TestRestartUnderLoad(t *testing.T) {
 func createConcurrently(t testing.TB, c *cluster, names []string) {
 	t.Helper()
 	inParallel(t, loadWorkers, names, func(name string) error {
-		if err := c.client.Create(context.Background(), newRun(name, "work").obj()); err != nil {
+		if err := c.client.Create(context.Background(), wrappers.TaskRun(ns, name, "work").Obj()); err != nil {
 			return fmt.Errorf("creating TaskRun %s: %w", name, err)
 		}
 		return nil

@@ -21,6 +21,8 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // This file holds what the current release must do with objects written
@@ -38,9 +40,9 @@ const (
 // params, one of them with no default, that its steps use; its second step
 // sleeps $(params.pause) seconds.
 func greetTask(name string) *v1beta1.Task {
-	task := newTask(name,
-		step("say", `echo "$(params.greeting), $(params.name)!"`),
-		step("wait", "sleep $(params.pause)"))
+	task := wrappers.Task(ns, name).
+		Step("say", "alpine:3", `echo "$(params.greeting), $(params.name)!"`).
+		Step("wait", "alpine:3", "sleep $(params.pause)").Obj()
 	task.Spec.Description = "Greets someone"
 	task.Spec.Params = []v1beta1.ParamSpec{
 		{Name: "greeting", Description: "What to say", Default: ptr.To("hello")},
@@ -58,11 +60,11 @@ func greetTask(name string) *v1beta1.Task {
 func (r *rehearsal) writeV1beta1ObjectsThroughV1alpha1() {
 	t := r.t
 	create(t, r.c, greetTask("greet"),
-		newRun(runAlice, "greet").param("name", "alice").param("greeting", "hi").timeout(10*time.Minute).obj(),
-		newRun(runBob, "greet").param("name", "bob").param("pause", "600").timeout(5*time.Minute).cancelled().obj(),
-		newRun(runCarol, "greet").param("name", "carol").param("pause", "600").timeout(10*time.Minute).obj())
+		wrappers.TaskRun(ns, runAlice, "greet").Param("name", "alice").Param("greeting", "hi").Timeout(10*time.Minute).Obj(),
+		wrappers.TaskRun(ns, runBob, "greet").Param("name", "bob").Param("pause", "600").Timeout(5*time.Minute).Cancelled().Obj(),
+		wrappers.TaskRun(ns, runCarol, "greet").Param("name", "carol").Param("pause", "600").Timeout(10*time.Minute).Obj())
 	// Bob was cancelled before his run had a Pod.
-	r.wantPods[runAlice], r.wantPods[runCarol] = []string{podName(runAlice)}, []string{podName(runCarol)}
+	r.wantPods[runAlice], r.wantPods[runCarol] = []string{runstate.PodName(runNamed(runAlice))}, []string{runstate.PodName(runNamed(runCarol))}
 	waitFinished(t, r.c, time.Minute, runAlice, runBob)
 	waitFor(t, time.Minute, fmt.Sprintf("TaskRun %s to run its step wait", runCarol), func(ctx context.Context) error {
 		run := &v1beta1.TaskRun{}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestUnserveV1alpha1 rehearses the next two stages of v1alpha1's life on
@@ -104,15 +105,15 @@ func (u *unserving) writeThroughV1alpha1() {
 			"metadata": map[string]any{"name": obj.GetName(), "namespace": ns}, "spec": spec,
 		}
 	}
-	build := alphaTask(ssaTask, alphaStep("compile", "go build ./..."), alphaStep("test", "go test ./..."))
+	build := wrappers.V1alpha1Task(ns, ssaTask).Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...").Obj()
 	u.kubectl("apply", "--server-side", "-f", u.manifestFile("ssa.yaml",
-		alphaManifest(build, build.Spec), alphaManifest(alphaRun(ssaRun, ssaTask), v1alpha1.TaskRunSpec{TaskRef: ssaTask})))
-	csa := alphaTask(csaTask, alphaStep("say", "echo hi"))
+		alphaManifest(build, build.Spec), alphaManifest(wrappers.V1alpha1TaskRun(ns, ssaRun, ssaTask).Obj(), v1alpha1.TaskRunSpec{TaskRef: ssaTask})))
+	csa := wrappers.V1alpha1Task(ns, csaTask).Step("say", "alpine:3", "echo hi").Obj()
 	u.kubectl("apply", "-f", u.manifestFile("csa.yaml",
-		alphaManifest(csa, csa.Spec), alphaManifest(alphaRun(csaRun, csaTask), v1alpha1.TaskRunSpec{TaskRef: csaTask})))
+		alphaManifest(csa, csa.Spec), alphaManifest(wrappers.V1alpha1TaskRun(ns, csaRun, csaTask).Obj(), v1alpha1.TaskRunSpec{TaskRef: csaTask})))
 
-	create(t, u.c, greetTask(greetTaskName), newTask(controlTask, step("say", "echo control")),
-		newRun(stoppedRun, greetTaskName).param("name", "stan").param("pause", "600").obj())
+	create(t, u.c, greetTask(greetTaskName), wrappers.Task(ns, controlTask).Step("say", "alpine:3", "echo control").Obj(),
+		wrappers.TaskRun(ns, stoppedRun, greetTaskName).Param("name", "stan").Param("pause", "600").Obj())
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"written-through":"v1alpha1"}}}`))
 	if err := u.c.client.Patch(ctx, &v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: greetTaskName}}, label); err != nil {
 		t.Fatalf("labelling Task %s through v1alpha1: %v", greetTaskName, err)
@@ -120,7 +121,7 @@ func (u *unserving) writeThroughV1alpha1() {
 	u.waitReason(map[string]v1beta1.TaskRunReason{stoppedRun: v1beta1.ReasonRunning})
 	u.failThroughV1alpha1(stoppedRun)
 	waitFinished(t, u.c, time.Minute, ssaRun, csaRun)
-	create(t, u.c, newRun(runAcross, greetTaskName).param("name", "ada").param("pause", "20").obj())
+	create(t, u.c, wrappers.TaskRun(ns, runAcross, greetTaskName).Param("name", "ada").Param("pause", "20").Obj())
 
 	u.named = u.v1alpha1ManagedFields()
 	want := map[string][]string{"Task": {ssaTask, csaTask, greetTaskName}, "TaskRun": {ssaRun, csaRun, stoppedRun}}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // TestUpgradeFromFirstRelease rehearses the upgrades from the first release
@@ -119,7 +120,11 @@ type rehearsal struct {
 // newRehearsal creates cluster e2e-NAME with no minitask installed, and
 // starts building release 2's manager meanwhile.
 func newRehearsal(t *testing.T, name string) *rehearsal {
-	prefetchRelease2(repoRoot(t))
+	repo, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefetchRelease2(repo)
 	return newRehearsalOn(t, name, withoutMinitask)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file holds what an upgrade must keep: every object reads the same
@@ -194,7 +195,7 @@ func (r *rehearsal) recordPods(inFlight map[string]bool) {
 	}
 	for run := range inFlight {
 		if len(byRun[run]) == 0 {
-			r.wantPods[run] = []string{podName(run)}
+			r.wantPods[run] = []string{runstate.PodName(runNamed(run))}
 		}
 	}
 }
