@@ -14,14 +14,6 @@ import (
 // This file builds the one Pod that runs a TaskRun. Everything here is pure, so
 // the Pod's shape is tested without an API server.
 
-// LabelManagedBy, ManagedByValue and LabelTaskRun are runstate's, named here
-// too for test/e2e until it imports runstate itself.
-const (
-	LabelManagedBy = runstate.LabelManagedBy
-	ManagedByValue = runstate.ManagedByValue
-	LabelTaskRun   = runstate.LabelTaskRun
-)
-
 // maxPodText is the most bytes that the images and scripts of a run's Pod may
 // hold once params are expanded (the API's Limits). A short reference
 // repeated in every step and a long value multiply: a Pod past this size would
