@@ -32,11 +32,11 @@ func encodeReview(w io.Writer, review *apix.ConversionReview) error {
 }
 
 // objectHeader is what the handler reads of an object before its typed
-// decode: enough to pick the types, and to name the object in logs.
+// decode: enough to pick the types. It leaves metadata alone, so that the
+// extra pass over each object allocates next to nothing.
 type objectHeader struct {
-	APIVersion string          `json:"apiVersion"`
-	Kind       string          `json:"kind"`
-	Metadata   json.RawMessage `json:"metadata"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
 }
 
 // objectName is the part of the metadata logs name an object by.
@@ -45,19 +45,23 @@ type objectName struct {
 	Namespace string `json:"namespace"`
 }
 
-// decodeHeader reads raw's apiVersion and kind, and its name and namespace
-// where its metadata lets them be read.
-func decodeHeader(raw []byte) (objectHeader, objectName, error) {
+// decodeHeader reads raw's apiVersion and kind.
+func decodeHeader(raw []byte) (objectHeader, error) {
 	var header objectHeader
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &header); err != nil {
-		return header, objectName{}, fmt.Errorf("reading apiVersion and kind: %w", err)
+		return header, fmt.Errorf("reading apiVersion and kind: %w", err)
 	}
-	var name objectName
-	if len(header.Metadata) > 0 {
-		// Best effort: a name only labels the log line of a bad object.
-		_ = kjson.UnmarshalCaseSensitivePreserveInts(header.Metadata, &name)
+	return header, nil
+}
+
+// nameOf reads raw's name and namespace, as far as its metadata lets them be
+// read: only to label the log line of an object that could not be converted.
+func nameOf(raw []byte) objectName {
+	var object struct {
+		Metadata objectName `json:"metadata"`
 	}
-	return header, name, nil
+	_ = kjson.UnmarshalCaseSensitivePreserveInts(raw, &object)
+	return object.Metadata
 }
 
 // decodeObject decodes raw into a typed object.

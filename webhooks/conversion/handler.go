@@ -112,7 +112,7 @@ func (h *handler) convertReview(ctx context.Context, req *apix.ConversionRequest
 // error for what fails the review, and passes through what it cannot decode
 // or convert.
 func (h *handler) convertObject(ctx context.Context, raw []byte, desired schema.GroupVersion) (runtime.RawExtension, error) {
-	header, name, err := decodeHeader(raw)
+	header, err := decodeHeader(raw)
 	if err != nil {
 		return runtime.RawExtension{}, err
 	}
@@ -140,12 +140,12 @@ func (h *handler) convertObject(ctx context.Context, raw []byte, desired schema.
 	}
 
 	if err := decodeObject(raw, src); err != nil {
-		return h.passThrough(ctx, raw, from, desired, name, fmt.Errorf("decoding: %w", err))
+		return h.passThrough(ctx, raw, from, desired, fmt.Errorf("decoding: %w", err))
 	}
 	src.GetObjectKind().SetGroupVersionKind(from)
 	dst.GetObjectKind().SetGroupVersionKind(to)
 	if err := converter.ConvertObject(ctx, src, dst); err != nil {
-		return h.passThrough(ctx, raw, from, desired, name, fmt.Errorf("converting: %w", err))
+		return h.passThrough(ctx, raw, from, desired, fmt.Errorf("converting: %w", err))
 	}
 	return runtime.RawExtension{Object: dst}, nil
 }
@@ -155,7 +155,8 @@ func (h *handler) convertObject(ctx context.Context, raw []byte, desired schema.
 // WATCH, garbage collection) goes on. The API server prunes the fields the
 // desired version does not know. The object is logged and counted, for an
 // operator to repair through the version it is stored in.
-func (h *handler) passThrough(ctx context.Context, raw []byte, from schema.GroupVersionKind, desired schema.GroupVersion, name objectName, cause error) (runtime.RawExtension, error) {
+func (h *handler) passThrough(ctx context.Context, raw []byte, from schema.GroupVersionKind, desired schema.GroupVersion, cause error) (runtime.RawExtension, error) {
+	name := nameOf(raw)
 	out, err := withAPIVersion(raw, desired.String())
 	if err != nil {
 		return runtime.RawExtension{}, fmt.Errorf("%s %s/%s can be neither converted (%w) nor passed through: %w",

@@ -225,7 +225,7 @@ func storable(request *apix.ConversionRequest) bool {
 		return false
 	}
 	for _, raw := range request.Objects {
-		header, _, err := decodeHeader(raw.Raw)
+		header, err := decodeHeader(raw.Raw)
 		if err != nil || header.APIVersion == request.DesiredAPIVersion ||
 			(header.APIVersion != alphaVersion && header.APIVersion != betaVersion) ||
 			(header.Kind != "Task" && header.Kind != "TaskRun") {
@@ -241,7 +241,7 @@ func storable(request *apix.ConversionRequest) bool {
 // decodes reports whether raw decodes as the typed object its apiVersion and
 // kind name: what the handler converts rather than passes through.
 func decodes(scheme *runtime.Scheme, raw []byte) bool {
-	header, _, err := decodeHeader(raw)
+	header, err := decodeHeader(raw)
 	if err != nil {
 		return false
 	}
