@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -40,7 +41,13 @@ func newRetryLimiter(now func() time.Time) *retryLimiter {
 		now = time.Now
 	}
 	return &retryLimiter{
-		backoff:   workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, retryMaxDelay),
+		// As controller-runtime's default limiter does, the overall bucket
+		// (10 retries/s, bursts of 100) keeps a wave of failing runs from
+		// hammering the API server; the per-run backoff is ours.
+		backoff: workqueue.NewTypedMaxOfRateLimiter(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, retryMaxDelay),
+			&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+		),
 		now:       now,
 		deadlines: map[reconcile.Request]time.Time{},
 	}
