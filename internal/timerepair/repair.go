@@ -110,17 +110,24 @@ func repairOps(obj map[string]any) []patchOp {
 	status, _ := obj["status"].(map[string]any)
 	check("/status/startTime", status["startTime"])
 	check("/status/completionTime", status["completionTime"])
-	for list, fields := range map[string][]string{
-		"conditions": {"lastTransitionTime"},
-		"steps":      {"startedAt", "finishedAt"},
-	} {
-		items, _ := status[list].([]any)
+	for _, list := range timeLists {
+		items, _ := status[list.name].([]any)
 		for i, item := range items {
 			entry, _ := item.(map[string]any)
-			for _, field := range fields {
-				check("/status/"+list+"/"+strconv.Itoa(i)+"/"+field, entry[field])
+			for _, field := range list.fields {
+				check("/status/"+list.name+"/"+strconv.Itoa(i)+"/"+field, entry[field])
 			}
 		}
 	}
 	return ops
+}
+
+// timeLists are the lists in TaskRunStatus whose items hold times, in the
+// order the patch visits them (a slice, so that patches are deterministic).
+var timeLists = []struct {
+	name   string
+	fields []string
+}{
+	{"conditions", []string{"lastTransitionTime"}},
+	{"steps", []string{"startedAt", "finishedAt"}},
 }
