@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -18,6 +19,15 @@ type TaskSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=50
 	Params []ParamSpec `json:"params,omitempty"`
+
+	// Workspaces are the volumes every step mounts, so that steps share
+	// files. A TaskRun binds each to a source; an unbound one is an emptyDir
+	// that lives as long as the run's Pod.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	Workspaces []WorkspaceDeclaration `json:"workspaces,omitempty"`
 
 	// Steps run one after another; the first failing step stops the run.
 	// +required
@@ -48,7 +58,39 @@ type ParamSpec struct {
 	Default *string `json:"default,omitempty"`
 }
 
-// Step is one container of a Task.
+// WorkspaceDeclaration declares a volume that every step of a Task mounts.
+type WorkspaceDeclaration struct {
+	// Name is how steps and runs refer to the workspace:
+	// $(workspaces.NAME.path); a DNS-1123 label.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name,omitempty"`
+
+	// Description says what the workspace holds.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Description string `json:"description,omitempty"`
+
+	// MountPath is where every step sees the workspace, an absolute path;
+	// absent means /workspace/NAME.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^/`
+	MountPath string `json:"mountPath,omitempty"`
+
+	// ReadOnly mounts the workspace read-only in every step.
+	// +optional
+	ReadOnly *bool `json:"readOnly,omitempty"`
+}
+
+// Step is one container of a Task. It runs its script, or else its command
+// and args, or else the image's entrypoint.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.script) || (!has(self.command) && !has(self.args))",message="command and args cannot be used with script"
 type Step struct {
 	// Name identifies the step within its Task; a DNS-1123 label.
 	// +required
@@ -67,6 +109,49 @@ type Step struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=65536
 	Script string `json:"script,omitempty"`
+
+	// Command replaces the image's entrypoint; not with script. Its items
+	// may use $(params.NAME) and $(workspaces.NAME.path).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=65536
+	Command []string `json:"command,omitempty"`
+
+	// Args are the arguments to the command, or to the image's entrypoint;
+	// not with script. Its items may use $(params.NAME) and
+	// $(workspaces.NAME.path).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=65536
+	Args []string `json:"args,omitempty"`
+
+	// WorkingDir is the directory the step runs in; absent means the
+	// image's. It may use $(params.NAME) and $(workspaces.NAME.path).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// Env sets environment variables in the step's container. A value may
+	// use $(params.NAME) and $(workspaces.NAME.path); passing params to a
+	// script through env is safe from injection, unlike pasting them in.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=100
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// EnvFrom sets environment variables from ConfigMaps and Secrets.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// ComputeResources are the step container's requests and limits.
+	// +optional
+	ComputeResources *corev1.ResourceRequirements `json:"computeResources,omitempty"`
 }
 
 // Task is a reusable list of container steps.

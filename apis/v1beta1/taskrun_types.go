@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -11,6 +12,9 @@ import (
 // +kubebuilder:validation:XValidation:rule="self.taskRef == oldSelf.taskRef",message="taskRef is immutable",fieldPath=".taskRef"
 // +kubebuilder:validation:XValidation:rule="has(self.params) == has(oldSelf.params) && (!has(self.params) || self.params == oldSelf.params)",message="params are immutable",fieldPath=".params"
 // +kubebuilder:validation:XValidation:rule="has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="timeout is immutable",fieldPath=".timeout"
+// +kubebuilder:validation:XValidation:rule="has(self.workspaces) == has(oldSelf.workspaces) && (!has(self.workspaces) || self.workspaces == oldSelf.workspaces)",message="workspaces are immutable",fieldPath=".workspaces"
+// +kubebuilder:validation:XValidation:rule="has(self.serviceAccountName) == has(oldSelf.serviceAccountName) && (!has(self.serviceAccountName) || self.serviceAccountName == oldSelf.serviceAccountName)",message="serviceAccountName is immutable",fieldPath=".serviceAccountName"
+// +kubebuilder:validation:XValidation:rule="has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate)",message="podTemplate is immutable",fieldPath=".podTemplate"
 type TaskRunSpec struct {
 	// TaskRef names the Task to run.
 	// +required
@@ -33,6 +37,93 @@ type TaskRunSpec struct {
 	// Status asks the controller to cancel the run when set to Cancelled.
 	// +optional
 	Status TaskRunSpecStatus `json:"status,omitempty"`
+
+	// Workspaces bind the Task's workspaces to volumes. A workspace the run
+	// does not bind is an emptyDir; a binding the Task does not declare is
+	// ignored.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	Workspaces []WorkspaceBinding `json:"workspaces,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount the run's Pod runs as. Only
+	// then does the Pod get a ServiceAccount token. Its creator must be
+	// allowed to use it (see docs/security.md).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// PodTemplate is copied onto the run's Pod.
+	// +optional
+	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
+}
+
+// WorkspaceBinding binds one of a Task's workspaces to exactly one volume
+// source.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.emptyDir), has(self.persistentVolumeClaim), has(self.configMap), has(self.secret)].filter(x, x).size() == 1",message="exactly one of emptyDir, persistentVolumeClaim, configMap and secret must be set"
+type WorkspaceBinding struct {
+	// Name is the Task's workspace this binds.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name,omitempty"`
+
+	// EmptyDir is a fresh directory that lives as long as the Pod.
+	// +optional
+	EmptyDir *corev1.EmptyDirVolumeSource `json:"emptyDir,omitempty"`
+
+	// PersistentVolumeClaim is a claim in the run's namespace.
+	// +optional
+	PersistentVolumeClaim *corev1.PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+
+	// ConfigMap is a ConfigMap in the run's namespace, mounted as files.
+	// +optional
+	ConfigMap *corev1.ConfigMapVolumeSource `json:"configMap,omitempty"`
+
+	// Secret is a Secret in the run's namespace, mounted as files.
+	// +optional
+	Secret *corev1.SecretVolumeSource `json:"secret,omitempty"`
+}
+
+// PodTemplate holds the Pod settings a run may choose, copied onto its Pod.
+type PodTemplate struct {
+	// NodeSelector must match a node's labels for the Pod to run there.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the Pod run on nodes with matching taints.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity constrains the nodes the Pod may run on.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// SecurityContext is the Pod's security context. In a namespace that
+	// enforces the restricted Pod Security level, what it leaves unset is
+	// filled in so that the Pod is admitted.
+	// +optional
+	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+
+	// ImagePullSecrets name Secrets in the run's namespace used to pull the
+	// steps' images.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// PriorityClassName is the Pod's priority class.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // TaskRef names a Task in the TaskRun's namespace.

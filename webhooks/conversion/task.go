@@ -31,7 +31,7 @@ func ConvertTaskToHub(ctx context.Context, src *v1alpha1.Task, dst *v1beta1.Task
 	if src.Spec.Steps != nil {
 		steps = make([]v1beta1.Step, len(src.Spec.Steps))
 		for i, step := range src.Spec.Steps {
-			steps[i] = v1beta1.Step(step)
+			steps[i] = v1beta1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
 		}
 	}
 	dst.Spec = v1beta1.TaskSpec{
@@ -59,7 +59,7 @@ func taskFromHub(src *v1beta1.Task, dst *v1alpha1.Task) taskLostFields {
 	if src.Spec.Steps != nil {
 		steps = make([]v1alpha1.Step, len(src.Spec.Steps))
 		for i, step := range src.Spec.Steps {
-			steps[i] = v1alpha1.Step(step)
+			steps[i] = v1alpha1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
 		}
 	}
 	dst.Spec = v1alpha1.TaskSpec{Steps: steps}
