@@ -127,6 +127,54 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 		"v1beta1 TaskRun changing its timeout's value after creation": {
 			base: betaRun + "spec: {taskRef: {name: a}, timeout: 10m}", obj: betaRun + "spec: {taskRef: {name: a}, timeout: 11m}",
 			field: "spec.timeout", also: "timeout is immutable"},
+		// Release 3's fields.
+		"v1beta1 Task with a step that has both script and command": {
+			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, script: make, command: [make]}]", field: "spec.steps[0]",
+			also: "command and args cannot be used with script"},
+		"v1beta1 Task with a step that has both script and args": {
+			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, script: make, args: [all]}]", field: "spec.steps[0]",
+			also: "command and args cannot be used with script"},
+		"v1beta1 Task with more than 100 env entries in a step": {
+			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, env: [" + envList(101) + "]}]", field: "spec.steps[0].env", also: "100"},
+		"v1beta1 Task with duplicate env names in a step": {
+			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, env: [{name: X, value: a}, {name: X, value: b}]}]", field: "spec.steps[0].env[1]"},
+		"v1beta1 Task with more than 10 workspaces": {
+			obj: betaTask + "spec:\n  workspaces: [" + workspaceList(11) + "]\n" + oneStep, field: "spec.workspaces", also: "10"},
+		"v1beta1 Task with duplicate workspace names": {
+			obj: betaTask + "spec:\n  workspaces: [{name: w}, {name: w}]\n" + oneStep, field: "spec.workspaces[1]"},
+		"v1beta1 Task with a workspace name that is not a DNS label": {
+			obj: betaTask + "spec:\n  workspaces: [{name: My_Source}]\n" + oneStep, field: "spec.workspaces[0].name"},
+		"v1beta1 Task with a relative workspace mountPath": {
+			obj: betaTask + "spec:\n  workspaces: [{name: w, mountPath: src}]\n" + oneStep, field: "spec.workspaces[0].mountPath"},
+		"v1beta1 Task with a workspace description over 4 KiB": {
+			obj: betaTask + "spec:\n  workspaces: [{name: w, description: " + big(4097) + "}]\n" + oneStep, field: "spec.workspaces[0].description", also: "4096"},
+		"v1beta1 TaskRun binding a workspace to two sources": {
+			obj: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}, secret: {secretName: s}}]}", field: "spec.workspaces[0]",
+			also: "exactly one of emptyDir, persistentVolumeClaim, configMap and secret must be set"},
+		"v1beta1 TaskRun binding a workspace to no source": {
+			obj: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w}]}", field: "spec.workspaces[0]",
+			also: "exactly one of emptyDir, persistentVolumeClaim, configMap and secret must be set"},
+		"v1beta1 TaskRun binding a workspace twice": {
+			obj: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}, {name: w, emptyDir: {}}]}", field: "spec.workspaces[1]"},
+		"v1beta1 TaskRun with a serviceAccountName that is not a DNS name": {
+			obj: betaRun + "spec: {taskRef: {name: a}, serviceAccountName: Builder_1}", field: "spec.serviceAccountName"},
+		"v1beta1 TaskRun changing serviceAccountName after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, serviceAccountName: a}", obj: betaRun + "spec: {taskRef: {name: a}, serviceAccountName: b}",
+			field: "spec.serviceAccountName", also: "serviceAccountName is immutable"},
+		"v1beta1 TaskRun adding a serviceAccountName after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}, serviceAccountName: b}",
+			field: "spec.serviceAccountName", also: "serviceAccountName is immutable"},
+		"v1beta1 TaskRun changing workspaces after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}]}",
+			obj:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, persistentVolumeClaim: {claimName: c}}]}",
+			field: "spec.workspaces", also: "workspaces are immutable"},
+		"v1beta1 TaskRun changing podTemplate after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, podTemplate: {nodeSelector: {pool: a}}}",
+			obj:  betaRun + "spec: {taskRef: {name: a}, podTemplate: {nodeSelector: {pool: b}}}",
+			field: "spec.podTemplate", also: "podTemplate is immutable"},
+		"v1beta1 TaskRun removing podTemplate after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, podTemplate: {}}", obj: betaRun + "spec: {taskRef: {name: a}}",
+			field: "spec.podTemplate", also: "podTemplate is immutable"},
 		"v1beta1 TaskRun status with an unknown step state": {
 			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, state: Sleeping}]}",
 			status: true, field: "status.steps[0].state"},
@@ -216,7 +264,95 @@ func mustUnstructured(t *testing.T, doc, namespace string) *unstructured.Unstruc
 	return u
 }
 
+// envList is n env entries in flow style, each with its own name.
+func envList(n int) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = "{name: V" + itoa(i) + ", value: x}"
+	}
+	return strings.Join(entries, ", ")
+}
+
+// workspaceList is n workspace declarations in flow style.
+func workspaceList(n int) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = "{name: w" + itoa(i) + "}"
+	}
+	return strings.Join(entries, ", ")
+}
+
 // itoa names the i-th generated step with two letters (aa, ab, ...).
 func itoa(i int) string {
 	return string(rune('a'+i/26)) + string(rune('a'+i%26))
+}
+
+// TestAPIServerAcceptsEveryRelease3Field creates a Task and a TaskRun that
+// use every field release 3 added, and then changes the run's metadata and
+// cancels it: the immutability rules must compare the new fields by value,
+// not refuse every update of a run that has them.
+func TestAPIServerAcceptsEveryRelease3Field(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	task := mustUnstructured(t, `apiVersion: minitask.dev/v1beta1
+kind: Task
+metadata: {name: build}
+spec:
+  workspaces:
+  - {name: source, description: The checked-out repository, mountPath: /src, readOnly: false}
+  - {name: cache}
+  steps:
+  - name: fetch
+    image: alpine:3
+    script: echo hi > $(workspaces.source.path)/hi
+    env:
+    - {name: GOFLAGS, value: -mod=mod}
+    - name: TOKEN
+      valueFrom: {secretKeyRef: {name: git, key: token}}
+    envFrom: [{configMapRef: {name: build-settings}}, {prefix: S_, secretRef: {name: s}}]
+    computeResources: {requests: {cpu: 500m}, limits: {memory: 1Gi}}
+  - name: build
+    image: golang:1.26
+    command: [go]
+    args: [build, ./...]
+    workingDir: $(workspaces.source.path)
+`, ns)
+	if err := env.Client.Create(ctx, task); err != nil {
+		t.Fatalf("creating a Task with every release 3 field: %v", err)
+	}
+	run := mustUnstructured(t, `apiVersion: minitask.dev/v1beta1
+kind: TaskRun
+metadata: {name: build-1}
+spec:
+  taskRef: {name: build}
+  workspaces:
+  - {name: source, persistentVolumeClaim: {claimName: cache}}
+  - {name: cache, emptyDir: {sizeLimit: 1Gi}}
+  - {name: settings, configMap: {name: settings}}
+  - {name: creds, secret: {secretName: git-creds}}
+  serviceAccountName: builder
+  podTemplate:
+    nodeSelector: {pool: ci}
+    tolerations: [{key: ci, operator: Exists, effect: NoSchedule}]
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a, b]}]}]
+    securityContext: {runAsNonRoot: true, runAsUser: 1000}
+    imagePullSecrets: [{name: registry}]
+    priorityClassName: ci-low
+`, ns)
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatalf("creating a TaskRun with every release 3 field: %v", err)
+	}
+	run.SetLabels(map[string]string{"team": "a"})
+	if err := env.Client.Update(ctx, run); err != nil {
+		t.Fatalf("labelling the run was refused: %v", err)
+	}
+	if err := unstructured.SetNestedField(run.Object, "Cancelled", "spec", "status"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Update(ctx, run); err != nil {
+		t.Fatalf("cancelling the run was refused: %v", err)
+	}
 }
