@@ -6,8 +6,10 @@ import (
 
 // trimPod keeps of a cached Pod only what the controller reads: its metadata
 // (but managedFields), the names of its containers, activeDeadlineSeconds,
-// and the status fields that tell how its steps went. The rest (volumes,
-// tolerations, the steps' scripts and environment, conditions, IPs) can be
+// the status fields that tell how its steps went, and the PodScheduled
+// condition, whose message says why a Pending Pod is not scheduled. The rest
+// (volumes, tolerations, the steps' scripts and environment, the other
+// conditions, IPs) can be
 // most of a Pod's size, and the cache holds every Pod minitask runs, finished
 // ones too. The controller changes Pods only with merge patches computed from
 // the cached object, which touch only the fields they set, so what is
@@ -34,6 +36,7 @@ func trimPod(obj any) (any, error) {
 			StartTime:             pod.Status.StartTime,
 			InitContainerStatuses: pod.Status.InitContainerStatuses,
 			ContainerStatuses:     pod.Status.ContainerStatuses,
+			Conditions:            scheduledCondition(pod.Status.Conditions),
 		},
 	}
 	trimmed.ManagedFields = nil
@@ -49,4 +52,17 @@ func containerNames(containers []corev1.Container) []corev1.Container {
 		names[i] = corev1.Container{Name: c.Name}
 	}
 	return names
+}
+
+// scheduledCondition returns the PodScheduled condition of conditions, if
+// any, as a list of one: its type, status, reason and message, which are what
+// the run's Pending message repeats (an Unschedulable Pod's message says
+// which nodes were tried and why none fits). Its times are left out.
+func scheduledCondition(conditions []corev1.PodCondition) []corev1.PodCondition {
+	for _, c := range conditions {
+		if c.Type == corev1.PodScheduled {
+			return []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}}
+		}
+	}
+	return nil
 }

@@ -56,3 +56,33 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 		t.Errorf("trimPod changed a non-Pod: %v", other)
 	}
 }
+
+func TestTrimPodKeepsTheScheduledCondition(t *testing.T) {
+	unschedulable := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}
+	stamped := unschedulable
+	stamped.LastTransitionTime, stamped.LastProbeTime = metav1.Now(), metav1.Now()
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
+	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "not ready"}
+	tests := map[string]struct {
+		conditions []corev1.PodCondition
+		want       []corev1.PodCondition
+	}{
+		"none":                             {nil, nil},
+		"others only":                      {[]corev1.PodCondition{ready}, nil},
+		"unschedulable, without its times": {[]corev1.PodCondition{stamped}, []corev1.PodCondition{unschedulable}},
+		"scheduled, among others":          {[]corev1.PodCondition{ready, scheduled}, []corev1.PodCondition{scheduled}},
+		"unschedulable, before the others": {[]corev1.PodCondition{unschedulable, ready}, []corev1.PodCondition{unschedulable}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := trimPod(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: tc.conditions}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.(*corev1.Pod).Status.Conditions); diff != "" {
+				t.Errorf("trimmed Pod's conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
