@@ -48,6 +48,8 @@ type options struct {
 	storageMigration bool
 	certManagement   string
 	shutdownTimeout  time.Duration
+	// saUseCheck is --serviceaccount-use-check.
+	saUseCheck bool
 }
 
 func parseFlags() (options, zap.Options) {
@@ -82,6 +84,9 @@ func parseFlags() (options, zap.Options) {
 			"(the manager makes, rotates and injects it, in the Secret minitask-webhook-server-cert; what install.yaml uses).")
 	flag.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second,
 		"How long in-flight webhook requests and reconciles may take to finish once the manager is told to stop.")
+	flag.BoolVar(&o.saUseCheck, "serviceaccount-use-check", true,
+		"Admit a TaskRun naming spec.serviceAccountName only if its creator may use that ServiceAccount "+
+			"(verb use on serviceaccounts) or create Pods in its namespace; false admits every TaskRun.")
 	zo := zap.Options{Development: true}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -152,7 +157,10 @@ func run(o options) error {
 		}
 	}
 
-	if err := webhooks.SetupWithManager(mgr); err != nil {
+	if !o.saUseCheck {
+		log.Info("--serviceaccount-use-check=false: a TaskRun may name any ServiceAccount of its namespace")
+	}
+	if err := webhooks.SetupWithOptions(mgr, webhooks.Options{ServiceAccountUseCheck: o.saUseCheck}); err != nil {
 		return err
 	}
 	if o.enableController {

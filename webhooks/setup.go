@@ -1,5 +1,6 @@
 // Package webhooks registers every minitask webhook with a manager: conversion
-// for both kinds, validation of Tasks' param references, and the guard of
+// for both kinds, validation of Tasks' param references, the check that a
+// TaskRun's creator may use the ServiceAccount it names, and the guard of
 // the conversion annotation (webhooks/stashguard) for both kinds.
 package webhooks
 
@@ -14,10 +15,28 @@ import (
 	"github.com/minitask-dev/minitask/webhooks/validation"
 )
 
-// SetupWithManager registers the conversion and validation webhooks on mgr's
+// Options are the manager's flags that change what its webhooks admit.
+type Options struct {
+	// ServiceAccountUseCheck is --serviceaccount-use-check: a TaskRun naming
+	// a ServiceAccount is admitted only if its creator may use it.
+	ServiceAccountUseCheck bool
+}
+
+// DefaultOptions are the flags' defaults.
+func DefaultOptions() Options {
+	return Options{ServiceAccountUseCheck: true}
+}
+
+// SetupWithManager registers the webhooks with DefaultOptions: what the
+// test environment serves unless a test asks for other options.
+func SetupWithManager(mgr ctrl.Manager) error {
+	return SetupWithOptions(mgr, DefaultOptions())
+}
+
+// SetupWithOptions registers the conversion and validation webhooks on mgr's
 // webhook server, one builder per kind. The manager and the test environment
 // both call it, so tests exercise exactly what ships.
-func SetupWithManager(mgr ctrl.Manager) error {
+func SetupWithOptions(mgr ctrl.Manager, o Options) error {
 	// Our conversion handler, registered first: the builders below then find
 	// /convert taken and only add their converters to the manager's registry,
 	// which the handler converts with.
@@ -32,6 +51,9 @@ func SetupWithManager(mgr ctrl.Manager) error {
 	}
 	err = ctrl.NewWebhookManagedBy(mgr, &v1beta1.TaskRun{}).
 		WithConverter(conversion.NewTaskRunConverter).
+		// Registered with the check off too, so that it admits what the
+		// installed webhook configuration still sends it.
+		WithValidator(validation.TaskRunValidator{Client: mgr.GetClient(), CheckServiceAccountUse: o.ServiceAccountUseCheck}).
 		Complete()
 	if err != nil {
 		return fmt.Errorf("registering the TaskRun webhooks: %w", err)
