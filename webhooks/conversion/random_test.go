@@ -182,7 +182,9 @@ func (g *objectGenerator) steps() []v1beta1.Step {
 	}
 	var steps []v1beta1.Step
 	for _, name := range uniqueNames(1+g.intn(4), g.dnsLabel) {
-		steps = append(steps, v1beta1.Step{Name: name, Image: "registry.example/" + g.dnsLabel() + ":1", Script: g.text()})
+		step := v1beta1.Step{Name: name, Image: "registry.example/" + g.dnsLabel() + ":1", Script: g.text()}
+		g.stepAdditions(&step)
+		steps = append(steps, step)
 	}
 	return steps
 }
@@ -197,7 +199,7 @@ func (g *objectGenerator) optionalString() *string {
 
 func (g *objectGenerator) hubTask() *v1beta1.Task {
 	if g.chance(0.2) {
-		return &v1beta1.Task{ObjectMeta: g.meta(), Spec: v1beta1.TaskSpec{Steps: g.steps()}} // v1alpha1 says it all
+		return &v1beta1.Task{ObjectMeta: g.meta(), Spec: v1beta1.TaskSpec{Steps: g.steps()}} // steps only: stashed by name, if at all
 	}
 	return &v1beta1.Task{
 		ObjectMeta: g.meta(),
@@ -206,7 +208,8 @@ func (g *objectGenerator) hubTask() *v1beta1.Task {
 			Params: list(g, 4, func(name string) v1beta1.ParamSpec {
 				return v1beta1.ParamSpec{Name: name, Description: g.text(), Default: g.optionalString()}
 			}, g.paramName),
-			Steps: g.steps(),
+			Workspaces: list(g, 3, g.workspaceDeclaration, g.dnsLabel),
+			Steps:      g.steps(),
 		},
 	}
 }
@@ -214,7 +217,7 @@ func (g *objectGenerator) hubTask() *v1beta1.Task {
 func (g *objectGenerator) spokeTask() *v1alpha1.Task {
 	var steps []v1alpha1.Step
 	for _, s := range g.steps() {
-		steps = append(steps, v1alpha1.Step(s))
+		steps = append(steps, v1alpha1.Step{Name: s.Name, Image: s.Image, Script: s.Script})
 	}
 	return &v1alpha1.Task{ObjectMeta: g.meta(), Spec: v1alpha1.TaskSpec{Steps: steps}}
 }
@@ -298,8 +301,11 @@ func (g *objectGenerator) hubTaskRun() *v1beta1.TaskRun {
 		Params: list(g, 4, func(name string) v1beta1.Param {
 			return v1beta1.Param{Name: name, Value: g.text()}
 		}, g.paramName),
-		Timeout: g.timeout(),
-		Status:  pick(g, "", v1beta1.TaskRunSpecStatusCancelled),
+		Timeout:            g.timeout(),
+		Status:             pick(g, "", v1beta1.TaskRunSpecStatusCancelled),
+		Workspaces:         list(g, 3, g.workspaceBinding, g.dnsLabel),
+		ServiceAccountName: pick(g, "", g.dnsLabel()),
+		PodTemplate:        g.podTemplate(),
 	}
 	if g.chance(0.1) {
 		return run // no status yet

@@ -13,9 +13,17 @@ type taskLostFields struct {
 	Spec taskSpecLostFields `json:"spec,omitzero"`
 }
 
+// taskSpecLostFields keeps release 2's keys (description, params) as they
+// were, so that a stash written by release 2 reads unchanged; later
+// releases only add keys.
 type taskSpecLostFields struct {
-	Description string              `json:"description,omitempty"`
-	Params      []v1beta1.ParamSpec `json:"params,omitempty"`
+	Description string                         `json:"description,omitempty"`
+	Params      []v1beta1.ParamSpec            `json:"params,omitempty"`
+	Workspaces  []v1beta1.WorkspaceDeclaration `json:"workspaces,omitempty"`
+	// Steps holds, by step name, only the steps with fields v1alpha1
+	// cannot express (command, args, workingDir, env, envFrom,
+	// computeResources): see stepLostFields.
+	Steps []stepLostFields `json:"steps,omitempty"`
 }
 
 // ConvertTaskToHub converts a v1alpha1 Task to v1beta1, restoring the fields
@@ -27,17 +35,11 @@ func ConvertTaskToHub(ctx context.Context, src *v1alpha1.Task, dst *v1beta1.Task
 	var lost taskLostFields
 	restoreLostFields(ctx, &dst.ObjectMeta, &lost)
 
-	var steps []v1beta1.Step
-	if src.Spec.Steps != nil {
-		steps = make([]v1beta1.Step, len(src.Spec.Steps))
-		for i, step := range src.Spec.Steps {
-			steps[i] = v1beta1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
-		}
-	}
 	dst.Spec = v1beta1.TaskSpec{
 		Description: lost.Spec.Description,
 		Params:      lost.Spec.Params,
-		Steps:       steps,
+		Workspaces:  lost.Spec.Workspaces,
+		Steps:       stepsToHub(src.Spec.Steps, lost.Spec.Steps),
 	}
 	return nil
 }
@@ -55,17 +57,13 @@ func ConvertTaskFromHub(ctx context.Context, src *v1beta1.Task, dst *v1alpha1.Ta
 func taskFromHub(src *v1beta1.Task, dst *v1alpha1.Task) taskLostFields {
 	dst.ObjectMeta = src.ObjectMeta
 
-	var steps []v1alpha1.Step
-	if src.Spec.Steps != nil {
-		steps = make([]v1alpha1.Step, len(src.Spec.Steps))
-		for i, step := range src.Spec.Steps {
-			steps[i] = v1alpha1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
-		}
-	}
+	steps, lostSteps := stepsFromHub(src.Spec.Steps)
 	dst.Spec = v1alpha1.TaskSpec{Steps: steps}
 
 	return taskLostFields{Spec: taskSpecLostFields{
 		Description: src.Spec.Description,
 		Params:      nilIfEmpty(src.Spec.Params),
+		Workspaces:  nilIfEmpty(src.Spec.Workspaces),
+		Steps:       lostSteps,
 	}}
 }

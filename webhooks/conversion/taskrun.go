@@ -18,10 +18,17 @@ type taskRunLostFields struct {
 	Status taskRunStatusLostFields `json:"status,omitzero"`
 }
 
+// taskRunSpecLostFields keeps release 2's keys (params, timeout, status) as
+// they were, so that a stash written by release 2 reads unchanged; later
+// releases only add keys.
 type taskRunSpecLostFields struct {
-	Params  []v1beta1.Param           `json:"params,omitempty"`
-	Timeout *v1beta1.Duration         `json:"timeout,omitempty"`
-	Status  v1beta1.TaskRunSpecStatus `json:"status,omitempty"`
+	Params             []v1beta1.Param            `json:"params,omitempty"`
+	Timeout            *v1beta1.Duration          `json:"timeout,omitempty"`
+	Status             v1beta1.TaskRunSpecStatus  `json:"status,omitempty"`
+	Workspaces         []v1beta1.WorkspaceBinding `json:"workspaces,omitempty"`
+	ServiceAccountName string                     `json:"serviceAccountName,omitempty"`
+	// PodTemplate is a pointer so that an empty template, {}, survives.
+	PodTemplate *v1beta1.PodTemplate `json:"podTemplate,omitempty"`
 }
 
 type taskRunStatusLostFields struct {
@@ -43,10 +50,13 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta
 	restoreLostFields(ctx, &dst.ObjectMeta, &lost)
 
 	dst.Spec = v1beta1.TaskRunSpec{
-		TaskRef: v1beta1.TaskRef{Name: src.Spec.TaskRef},
-		Params:  lost.Spec.Params,
-		Timeout: lost.Spec.Timeout,
-		Status:  lost.Spec.Status,
+		TaskRef:            v1beta1.TaskRef{Name: src.Spec.TaskRef},
+		Params:             lost.Spec.Params,
+		Timeout:            lost.Spec.Timeout,
+		Status:             lost.Spec.Status,
+		Workspaces:         lost.Spec.Workspaces,
+		ServiceAccountName: lost.Spec.ServiceAccountName,
+		PodTemplate:        lost.Spec.PodTemplate,
 	}
 	derived := runstate.ConditionFromPhase(src.Status.Phase, derivedTransitionTime(src))
 	dst.Status = v1beta1.TaskRunStatus{
@@ -82,9 +92,12 @@ func taskRunFromHub(src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) taskRunLostFiel
 
 	lost := taskRunLostFields{
 		Spec: taskRunSpecLostFields{
-			Params:  nilIfEmpty(src.Spec.Params),
-			Timeout: src.Spec.Timeout,
-			Status:  src.Spec.Status,
+			Params:             nilIfEmpty(src.Spec.Params),
+			Timeout:            src.Spec.Timeout,
+			Status:             src.Spec.Status,
+			Workspaces:         nilIfEmpty(src.Spec.Workspaces),
+			ServiceAccountName: src.Spec.ServiceAccountName,
+			PodTemplate:        src.Spec.PodTemplate,
 		},
 		Status: taskRunStatusLostFields{Steps: nilIfEmpty(src.Status.Steps)},
 	}

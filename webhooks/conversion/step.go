@@ -1,0 +1,87 @@
+package conversion
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+)
+
+// stepLostFields are the fields of one v1beta1 step that v1alpha1 cannot
+// express, stashed under the step's name. A v1alpha1 writer may reorder its
+// steps or edit their scripts and images; keyed by name, each step keeps
+// what it had, and a step removed or renamed loses it.
+type stepLostFields struct {
+	Name             string                       `json:"name"`
+	Command          []string                     `json:"command,omitempty"`
+	Args             []string                     `json:"args,omitempty"`
+	WorkingDir       string                       `json:"workingDir,omitempty"`
+	Env              []corev1.EnvVar              `json:"env,omitempty"`
+	EnvFrom          []corev1.EnvFromSource       `json:"envFrom,omitempty"`
+	ComputeResources *corev1.ResourceRequirements `json:"computeResources,omitempty"`
+}
+
+// isEmpty reports whether the step has nothing v1alpha1 cannot express, so
+// that it needs no entry in the stash.
+func (s *stepLostFields) isEmpty() bool {
+	return s.Command == nil && s.Args == nil && s.WorkingDir == "" &&
+		s.Env == nil && s.EnvFrom == nil && s.ComputeResources == nil
+}
+
+// stepsFromHub returns the v1alpha1 steps of steps, field by field, and the
+// additions of those steps that have any, for the stash (nil when none has).
+func stepsFromHub(steps []v1beta1.Step) ([]v1alpha1.Step, []stepLostFields) {
+	if steps == nil {
+		return nil, nil
+	}
+	spoke := make([]v1alpha1.Step, len(steps))
+	var lost []stepLostFields
+	for i := range steps {
+		step := &steps[i]
+		spoke[i] = v1alpha1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
+		additions := stepLostFields{
+			Name:             step.Name,
+			Command:          nilIfEmpty(step.Command),
+			Args:             nilIfEmpty(step.Args),
+			WorkingDir:       step.WorkingDir,
+			Env:              nilIfEmpty(step.Env),
+			EnvFrom:          nilIfEmpty(step.EnvFrom),
+			ComputeResources: step.ComputeResources,
+		}
+		if !additions.isEmpty() {
+			lost = append(lost, additions)
+		}
+	}
+	return spoke, lost
+}
+
+// stepsToHub returns the v1beta1 steps of steps, field by field, each with
+// the additions stashed under its name. The stash is indexed once, so that
+// merging stays linear in the number of steps.
+func stepsToHub(steps []v1alpha1.Step, stashed []stepLostFields) []v1beta1.Step {
+	if steps == nil {
+		return nil
+	}
+	byName := make(map[string]*stepLostFields, len(stashed))
+	for i := range stashed {
+		// A forged stash may name a step twice; the first entry wins, as
+		// for any other list the stash holds by key.
+		if _, seen := byName[stashed[i].Name]; !seen {
+			byName[stashed[i].Name] = &stashed[i]
+		}
+	}
+	hub := make([]v1beta1.Step, len(steps))
+	for i := range steps {
+		step := &steps[i]
+		hub[i] = v1beta1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
+		if additions, ok := byName[step.Name]; ok {
+			hub[i].Command = additions.Command
+			hub[i].Args = additions.Args
+			hub[i].WorkingDir = additions.WorkingDir
+			hub[i].Env = additions.Env
+			hub[i].EnvFrom = additions.EnvFrom
+			hub[i].ComputeResources = additions.ComputeResources
+		}
+	}
+	return hub
+}
