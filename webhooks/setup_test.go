@@ -41,7 +41,7 @@ func TestSetupWithManagerServesEveryWebhook(t *testing.T) {
 		}
 	}
 	mux := mgr.GetWebhookServer().WebhookMux()
-	for _, path := range []string{"/convert", validation.Path} {
+	for _, path := range []string{"/convert", validation.Path, validation.TaskRunPath} {
 		if _, pattern := mux.Handler(httptest.NewRequest(http.MethodPost, path, nil)); pattern != path {
 			t.Errorf("%s is not served (matched pattern %q)", path, pattern)
 		}

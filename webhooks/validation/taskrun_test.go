@@ -1,0 +1,209 @@
+package validation
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
+)
+
+// TestTaskRunPathIsTheBuilders proves TaskRunPath is what controller-runtime's
+// builder serves for v1beta1 TaskRun.
+func TestTaskRunPathIsTheBuilders(t *testing.T) {
+	mgr := newManager(t, scheme.New())
+	err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.TaskRun{}).
+		WithConverter(conversion.NewTaskRunConverter).WithValidator(TaskRunValidator{}).Complete()
+	if err != nil {
+		t.Fatalf("building the webhook: %v", err)
+	}
+	if _, pattern := mgr.GetWebhookServer().WebhookMux().Handler(httptest.NewRequest(http.MethodPost, TaskRunPath, nil)); pattern != TaskRunPath {
+		t.Errorf("the builder serves %s under pattern %q", TaskRunPath, pattern)
+	}
+}
+
+// TestTaskRunPathIsTheMarkers proves TaskRunPath is the path controller-gen
+// writes into the ValidatingWebhookConfiguration.
+func TestTaskRunPathIsTheMarkers(t *testing.T) {
+	src, err := os.ReadFile("taskrun.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^// \+kubebuilder:webhook:path=([^,]+),`).FindAllSubmatch(src, -1)
+	if len(m) != 1 {
+		t.Fatalf("found %d kubebuilder:webhook markers in taskrun.go, want 1", len(m))
+	}
+	if got := string(m[0][1]); got != TaskRunPath {
+		t.Errorf("marker path %q, want %q", got, TaskRunPath)
+	}
+}
+
+// TestSubjectAccessReviewSpec: the reviews ask about the creator exactly as
+// the API server authenticated them, and ask the two permissions in order.
+func TestSubjectAccessReviewSpec(t *testing.T) {
+	use := serviceAccountUse{namespace: "ns", name: "builder"}
+	tests := map[string]struct {
+		user authenticationv1.UserInfo
+		want []authorizationv1.SubjectAccessReviewSpec
+	}{
+		"every field of the user": {
+			user: authenticationv1.UserInfo{Username: "alice", UID: "u-1", Groups: []string{"builders", "system:authenticated"},
+				Extra: map[string]authenticationv1.ExtraValue{"scopes.example.dev": {"a", "b"}}},
+			want: []authorizationv1.SubjectAccessReviewSpec{{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "use", Resource: "serviceaccounts", Name: "builder"},
+				User:               "alice", UID: "u-1", Groups: []string{"builders", "system:authenticated"},
+				Extra: map[string]authorizationv1.ExtraValue{"scopes.example.dev": {"a", "b"}},
+			}, {
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "create", Resource: "pods"},
+				User:               "alice", UID: "u-1", Groups: []string{"builders", "system:authenticated"},
+				Extra: map[string]authorizationv1.ExtraValue{"scopes.example.dev": {"a", "b"}},
+			}},
+		},
+		"a name alone": {
+			user: authenticationv1.UserInfo{Username: "system:serviceaccount:ns:ci"},
+			want: []authorizationv1.SubjectAccessReviewSpec{{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "use", Resource: "serviceaccounts", Name: "builder"},
+				User:               "system:serviceaccount:ns:ci",
+			}, {
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "create", Resource: "pods"},
+				User:               "system:serviceaccount:ns:ci",
+			}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var got []authorizationv1.SubjectAccessReviewSpec
+			for _, attrs := range use.permissions() {
+				got = append(got, subjectAccessReviewSpec(tc.user, attrs))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("reviews (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTaskRunReviews sends the webhook AdmissionReviews as the API server
+// would, with a client whose API server cannot be reached: the reviews that
+// need no SubjectAccessReview are admitted, and one that does is answered
+// with an error that says what could not be checked, never admitted.
+func TestTaskRunReviews(t *testing.T) {
+	unreachable, err := client.New(newManager(t, scheme.New()).GetConfig(), client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		check   bool
+		run     *v1beta1.TaskRun
+		wantErr []string // substrings of an error answer's message; none: admitted
+	}{
+		"no ServiceAccount": {check: true, run: wrappers.TaskRun("ns", "r", "t").Obj()},
+		"check off":         {check: false, run: wrappers.TaskRun("ns", "r", "t").ServiceAccount("builder").Obj()},
+		"authorizer unreachable": {
+			check: true, run: wrappers.TaskRun("ns", "r", "t").ServiceAccount("builder").Obj(),
+			wantErr: []string{
+				`checking whether TaskRun "r" may use ServiceAccount "builder"`,
+				`creating a SubjectAccessReview of "use" on serviceaccounts "builder" in namespace "ns" for user "alice"`,
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			mgr := newManager(t, scheme.New())
+			err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.TaskRun{}).WithConverter(conversion.NewTaskRunConverter).
+				WithValidator(TaskRunValidator{Client: unreachable, CheckServiceAccountUse: tc.check}).Complete()
+			if err != nil {
+				t.Fatalf("building the webhook: %v", err)
+			}
+			resp := reviewTaskRunCreate(t, mgr.GetWebhookServer().WebhookMux(), tc.run, authenticationv1.UserInfo{Username: "alice"})
+			if len(tc.wantErr) == 0 {
+				if !resp.Allowed {
+					t.Errorf("refused: %+v", resp.Result)
+				}
+				return
+			}
+			if resp.Allowed {
+				t.Fatalf("admitted, want an error answer")
+			}
+			if resp.Result.Code != http.StatusInternalServerError || resp.Result.Reason != metav1.StatusReasonInternalError {
+				t.Errorf("answer code %d reason %q, want %d %q", resp.Result.Code, resp.Result.Reason,
+					http.StatusInternalServerError, metav1.StatusReasonInternalError)
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(resp.Result.Message, want) {
+					t.Errorf("answer %q\ndoes not contain %q", resp.Result.Message, want)
+				}
+			}
+		})
+	}
+}
+
+// reviewTaskRunCreate posts the AdmissionReview of user creating run to the
+// webhook at TaskRunPath and returns its response.
+func reviewTaskRunCreate(t *testing.T, mux http.Handler, run *v1beta1.TaskRun, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
+	t.Helper()
+	run = run.DeepCopy()
+	run.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("TaskRun"))
+	raw, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &admissionv1.AdmissionRequest{
+		UID:       "1",
+		Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1beta1", Kind: "TaskRun"},
+		Resource:  metav1.GroupVersionResource{Group: "minitask.dev", Version: "v1beta1", Resource: "taskruns"},
+		Name:      run.Name,
+		Namespace: run.Namespace,
+		Operation: admissionv1.Create,
+		UserInfo:  user,
+		Object:    runtime.RawExtension{Raw: raw},
+	}
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request:  req,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpReq := httptest.NewRequest(http.MethodPost, TaskRunPath, bytes.NewReader(body))
+	httpReq.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httpReq)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("POST %s: HTTP %d: %s", TaskRunPath, rec.Code, rec.Body)
+	}
+	var out admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("decoding the AdmissionReview response: %v", err)
+	}
+	if out.Response == nil || out.Response.UID != req.UID {
+		t.Fatalf("response %+v does not answer request %s", out.Response, req.UID)
+	}
+	return out.Response
+}
+
+// TestRefusal pins the message a creator without either permission reads.
+func TestRefusal(t *testing.T) {
+	got := serviceAccountUse{namespace: "ns", name: "builder"}.refusal("alice")
+	want := `user "alice" may not use ServiceAccount "builder" in namespace "ns": needs "use" on serviceaccounts "builder" or "create" on pods`
+	if got != want {
+		t.Errorf("refusal\n got %s\nwant %s", got, want)
+	}
+}
