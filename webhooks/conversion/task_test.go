@@ -47,6 +47,20 @@ func TestConvertTaskFromHub(t *testing.T) {
 			hub:  hubTask().Description("Says hi").Params(v1beta1.ParamSpec{Name: "greeting"}).Obj(),
 			want: spokeTask().Annotation(stashed(`{"spec":{"description":"Says hi","params":[{"name":"greeting"}]}}`)).Obj(),
 		},
+		"workspaces are stashed, readOnly false apart from absent": {
+			hub: hubTask().Workspaces(
+				v1beta1.WorkspaceDeclaration{Name: "source", Description: "The checked-out repository", MountPath: "/workspace/source", ReadOnly: ptr.To(false)},
+				v1beta1.WorkspaceDeclaration{Name: "cache", ReadOnly: ptr.To(true)},
+				v1beta1.WorkspaceDeclaration{Name: "scratch"},
+			).Obj(),
+			want: spokeTask().Annotation(stashed(`{"spec":{"workspaces":[` +
+				`{"name":"source","description":"The checked-out repository","mountPath":"/workspace/source","readOnly":false},` +
+				`{"name":"cache","readOnly":true},{"name":"scratch"}]}}`)).Obj(),
+		},
+		"an empty workspaces list is not stashed": {
+			hub:  hubTask().Workspaces([]v1beta1.WorkspaceDeclaration{}...).Obj(),
+			want: spokeTask().Obj(),
+		},
 		"an empty params list is not stashed": {
 			hub:  hubTask().Params([]v1beta1.ParamSpec{}...).Obj(),
 			want: spokeTask().Obj(),
@@ -104,6 +118,14 @@ func TestConvertTaskToHub(t *testing.T) {
 				v1beta1.ParamSpec{Name: "suffix", Default: ptr.To("")},
 				v1beta1.ParamSpec{Name: "target"},
 			).Obj(),
+		},
+		"a release-2 stash reads unchanged": {
+			spoke: spokeTask().Annotation(stashed(`{"spec":{"description":"Says hi","params":[{"name":"greeting","default":"hello"}]}}`)).Obj(),
+			want:  hubTask().Description("Says hi").Params(v1beta1.ParamSpec{Name: "greeting", Default: ptr.To("hello")}).Obj(),
+		},
+		"workspaces are restored, readOnly false apart from absent": {
+			spoke: spokeTask().Annotation(stashed(`{"spec":{"workspaces":[{"name":"source","readOnly":false},{"name":"cache"}]}}`)).Obj(),
+			want:  hubTask().Workspaces(v1beta1.WorkspaceDeclaration{Name: "source", ReadOnly: ptr.To(false)}, v1beta1.WorkspaceDeclaration{Name: "cache"}).Obj(),
 		},
 		"the spoke's steps win over stashed ones": {
 			spoke: spokeTask().Annotation(stashed(`{"spec":{"steps":[{"name":"old","image":"old"}]}}`)).Obj(),
