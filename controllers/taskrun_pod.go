@@ -44,7 +44,7 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
-		containers[i] = containerForStep(step, values, budget)
+		containers[i] = containerForStep(step, params.Values{Params: values}, budget)
 		stepNames[i] = step.Name
 	}
 	if budget.Exceeded() {
@@ -79,7 +79,7 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 // containerForStep returns step's container with values substituted into its
 // image and script, charged to budget. An empty script runs the image's own
 // entrypoint.
-func containerForStep(step v1beta1.Step, values map[string]string, budget *params.Budget) corev1.Container {
+func containerForStep(step v1beta1.Step, values params.Values, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
 		Name:  runstate.StepContainer(step.Name),
 		Image: budget.Substitute(step.Image, values),

@@ -25,6 +25,6 @@ func BenchmarkSubstitute(b *testing.B) {
 	b.SetBytes(int64(len(benchScript)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = Substitute(benchScript, values)
+		_ = Substitute(benchScript, Values{Params: values})
 	}
 }

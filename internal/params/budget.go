@@ -18,7 +18,7 @@ func NewBudget(limit int64) *Budget {
 // Substitute returns Substitute(s, values) and charges its length to b, or
 // returns "" if that length takes b past its limit, or b was past it already.
 // The length is counted before any text is built.
-func (b *Budget) Substitute(s string, values map[string]string) string {
+func (b *Budget) Substitute(s string, values Values) string {
 	b.used += Size(s, values)
 	if b.Exceeded() {
 		return ""
@@ -38,16 +38,16 @@ func (b *Budget) Limit() int64 { return b.limit }
 
 // Size returns len(Substitute(s, values)) without building the result: one
 // scan of s, whatever the values' lengths.
-func Size(s string, values map[string]string) int64 {
+func Size(s string, values Values) int64 {
 	size := int64(len(s))
-	if len(values) == 0 {
+	if values.empty() {
 		return size
 	}
 	for t, ok := next(s, 0); ok; t, ok = next(s, t.end) {
 		if t.err != nil {
 			continue
 		}
-		if v, found := values[t.name]; found {
+		if v, found := values.lookup(t); found {
 			size += int64(len(v)) - int64(t.end-t.start)
 		}
 	}

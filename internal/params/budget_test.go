@@ -8,16 +8,17 @@ import (
 )
 
 func TestSize(t *testing.T) {
-	values := map[string]string{"x": "12345", "empty": ""}
+	values := Values{Params: map[string]string{"x": "12345", "empty": ""}, Workspaces: map[string]string{"src": "/workspace/src"}}
 	for _, s := range []string{
 		"", "echo hi", "$(params.x)", "[$(params.x)$(params.x)]", "$(params.empty)",
 		"$(params.other) $(params.x)", "$(params.) $(params.x", "$(params.x $(params.x)",
-		"grüß $(params.x) ✓",
+		"grüß $(params.x) ✓", "cd $(workspaces.src.path) && $(params.x)", "$(workspaces.src)",
+		"$(workspaces.other.path)$(workspaces.src.path", "$(results.x.path)",
 	} {
 		if got, want := Size(s, values), int64(len(Substitute(s, values))); got != want {
 			t.Errorf("Size(%q) = %d, want len(Substitute) = %d", s, got, want)
 		}
-		if got, want := Size(s, nil), int64(len(s)); got != want {
+		if got, want := Size(s, Values{}), int64(len(s)); got != want {
 			t.Errorf("Size(%q, nil) = %d, want %d", s, got, want)
 		}
 	}
@@ -27,7 +28,10 @@ func TestSize(t *testing.T) {
 // built while the count stays within the limit, and none after it passes,
 // though the count goes on.
 func TestBudget(t *testing.T) {
-	values := map[string]string{"x": strings.Repeat("v", 10)}
+	values := Values{
+		Params:     map[string]string{"x": strings.Repeat("v", 10)},
+		Workspaces: map[string]string{"src": "/workspace/src"},
+	}
 	type call struct {
 		Result   string
 		Used     int64
@@ -52,6 +56,11 @@ func TestBudget(t *testing.T) {
 			limit: 15,
 			in:    []string{"a$(params.x)", "$(params.x)", "short"},
 			want:  []call{{"avvvvvvvvvv", 11, false}, {"", 21, true}, {"", 26, true}},
+		},
+		"workspace paths count as params do": {
+			limit: 30,
+			in:    []string{"cd $(workspaces.src.path)/$(params.x)"},
+			want:  []call{{"cd /workspace/src/vvvvvvvvvv", 28, false}},
 		},
 		"text without references counts too": {
 			limit: 3,
@@ -79,7 +88,7 @@ func TestBudget(t *testing.T) {
 // scripts, without building any of it.
 func TestBudgetBomb(t *testing.T) {
 	script := strings.Repeat("echo $(params.x)\n", 1000)
-	values := map[string]string{"x": strings.Repeat("y", 64<<10)}
+	values := Values{Params: map[string]string{"x": strings.Repeat("y", 64<<10)}}
 	b := NewBudget(1 << 20)
 	// AllocsPerRun calls the function twice: once to warm up.
 	allocs := testing.AllocsPerRun(1, func() {
@@ -104,6 +113,6 @@ func BenchmarkSize(b *testing.B) {
 	b.SetBytes(int64(len(benchScript)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = Size(benchScript, values)
+		_ = Size(benchScript, Values{Params: values})
 	}
 }

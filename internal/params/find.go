@@ -1,7 +1,7 @@
-// Package params finds and substitutes $(params.NAME) references in a Task's
-// step images and scripts. It is the one parser of that syntax: the admission
-// webhook rejects what Find rejects, and the controller replaces what
-// Substitute replaces, so the two can never disagree.
+// Package params finds and substitutes the references a Task's steps make:
+// $(params.NAME) and $(workspaces.NAME.path). It is the one parser of that
+// syntax: the admission webhook rejects what Find rejects, and the controller
+// replaces what Substitute replaces, so the two can never disagree.
 package params
 
 import (
@@ -10,18 +10,54 @@ import (
 	"strings"
 )
 
-// prefix opens every reference; text without it (such as $(date) or $HOME)
-// belongs to the shell and is never ours to judge.
-const prefix = "$(params."
+// open starts every reference; what follows it must be one of the kinds'
+// prefixes, or the text belongs to the shell ($(date), say) and is never ours
+// to judge.
+const open = "$("
 
-// namePattern is the rule a name must follow, as the API's ParamSpec declares it.
-const namePattern = `^[a-zA-Z_][a-zA-Z0-9_-]*$`
+// Kind is what a reference refers to, as its text names it: "params" in
+// $(params.NAME).
+type Kind string
 
-// Ref is one $(params.NAME) reference in a string.
+const (
+	// KindParam is $(params.NAME): the run's value for a param.
+	KindParam Kind = "params"
+	// KindWorkspace is $(workspaces.NAME.path): where a workspace is mounted.
+	KindWorkspace Kind = "workspaces"
+)
+
+// kinds are every kind of reference, in the order their prefixes are tried.
+var kinds = []Kind{KindParam, KindWorkspace}
+
+// Noun names one thing of the kind in messages: "param".
+func (k Kind) Noun() string {
+	switch k {
+	case KindParam:
+		return "param"
+	case KindWorkspace:
+		return "workspace"
+	}
+	return string(k)
+}
+
+// prefix is the text that opens a reference of the kind: "$(params.".
+func (k Kind) prefix() string {
+	switch k {
+	case KindParam:
+		return "$(params."
+	case KindWorkspace:
+		return "$(workspaces."
+	}
+	return open + string(k) + "."
+}
+
+// Ref is one well-formed reference in a string.
 type Ref struct {
-	// Name is NAME, the param the reference refers to.
+	// Kind says whether the reference is to a param or a workspace.
+	Kind Kind
+	// Name is the param's or the workspace's name.
 	Name string
-	// Start and End are the byte offsets of the whole "$(params.NAME)".
+	// Start and End are the byte offsets of the whole reference, "$(" to ")".
 	Start, End int
 }
 
@@ -30,52 +66,66 @@ func Find(s string) ([]Ref, error) {
 	var refs []Ref
 	for t, ok := next(s, 0); ok; t, ok = next(s, t.end) {
 		if t.err != nil {
-			return nil, fmt.Errorf("malformed param reference %q: %w", s[t.start:t.end], t.err)
+			return nil, fmt.Errorf("malformed %s reference %q: %w", t.kind.Noun(), s[t.start:t.end], t.err)
 		}
-		refs = append(refs, Ref{Name: t.name, Start: t.start, End: t.end})
+		refs = append(refs, Ref{Kind: t.kind, Name: t.name, Start: t.start, End: t.end})
 	}
 	return refs, nil
 }
 
-// token is one occurrence of prefix: a well-formed reference when err is nil,
-// else the malformed text s[start:end] and what is wrong with it.
+// token is one occurrence of a kind's prefix: a well-formed reference when
+// err is nil, else the malformed text s[start:end] and what is wrong with it.
 type token struct {
+	kind       Kind
 	name       string
 	start, end int
 	err        error
 }
 
-// next scans s from offset from for the next occurrence of prefix. It never
-// fails: a malformed reference is a token too, so that Find can report it and
-// Substitute can step over it and go on.
+// next scans s from offset from for the next occurrence of a kind's prefix.
+// It never fails: a malformed reference is a token too, so that Find can
+// report it and Substitute can step over it and go on.
 func next(s string, from int) (token, bool) {
-	i := strings.Index(s[from:], prefix)
-	if i < 0 {
-		return token{}, false
+	for {
+		i := strings.Index(s[from:], open)
+		if i < 0 {
+			return token{}, false
+		}
+		start := from + i
+		for _, k := range kinds {
+			if strings.HasPrefix(s[start:], k.prefix()) {
+				return scan(s, start, k), true
+			}
+		}
+		from = start + len(open)
 	}
-	start := from + i
-	nameStart := start + len(prefix)
-	nameEnd := nameStart
-	for nameEnd < len(s) && isNameByte(s[nameEnd]) {
-		nameEnd++
+}
+
+// scan reads the reference of kind k that opens at s[start:].
+func scan(s string, start int, k Kind) token {
+	bodyStart := start + len(k.prefix())
+	bodyEnd := bodyStart
+	for bodyEnd < len(s) && isBodyByte(k, s[bodyEnd]) {
+		bodyEnd++
 	}
-	if nameEnd < len(s) && s[nameEnd] == ')' {
-		t := token{name: s[nameStart:nameEnd], start: start, end: nameEnd + 1}
-		t.err = checkName(t.name)
-		return t, true
+	if bodyEnd < len(s) && s[bodyEnd] == ')' {
+		t := token{kind: k, start: start, end: bodyEnd + 1}
+		t.name, t.err = parseBody(k, s[bodyStart:bodyEnd])
+		return t
 	}
-	// The name ran into a byte no name may hold. If a ")" closes it on the
+	// The body ran into a byte no body may hold. If a ")" closes it on the
 	// same line, before another "$(" opens, the user meant that text as the
-	// name; otherwise the reference was never closed.
-	if closing := closingParen(s[nameEnd:]); closing >= 0 {
-		end := nameEnd + closing + 1
-		return token{start: start, end: end, err: checkName(s[nameStart : end-1])}, true
+	// body; otherwise the reference was never closed.
+	if closing := closingParen(s[bodyEnd:]); closing >= 0 {
+		end := bodyEnd + closing + 1
+		_, err := parseBody(k, s[bodyStart:end-1])
+		return token{kind: k, start: start, end: end, err: err}
 	}
-	return token{start: start, end: nameEnd, err: errors.New(`missing ")"`)}, true
+	return token{kind: k, start: start, end: bodyEnd, err: errors.New(`missing ")"`)}
 }
 
 // closingParen returns the offset of the ")" in rest that closes a reference
-// whose name holds bytes no name may hold, or -1 if a newline or another "$("
+// whose body holds bytes no body may hold, or -1 if a newline or another "$("
 // comes first or rest has no ")".
 func closingParen(rest string) int {
 	for i := 0; i < len(rest); i++ {
@@ -93,28 +143,17 @@ func closingParen(rest string) int {
 	return -1
 }
 
-// checkName says why name does not match namePattern, or nil if it does.
-func checkName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("empty name")
-	case !isNameStart(name[0]):
-		return fmt.Errorf("name %q does not match %s", name, namePattern)
-	}
-	for i := 1; i < len(name); i++ {
-		if !isNameByte(name[i]) {
-			return fmt.Errorf("name %q does not match %s", name, namePattern)
-		}
-	}
-	return nil
+// isBodyByte reports whether c may appear between a kind's prefix and the
+// closing ")": a name's bytes, and for a workspace the "." before "path".
+func isBodyByte(k Kind, c byte) bool {
+	return isNameByte(c) || (k == KindWorkspace && c == '.')
 }
 
-// isNameStart reports whether c may begin a name.
-func isNameStart(c byte) bool {
-	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
-}
-
-// isNameByte reports whether c may appear in a name after its first byte.
-func isNameByte(c byte) bool {
-	return isNameStart(c) || ('0' <= c && c <= '9') || c == '-'
+// parseBody returns the name that body, the text between k's prefix and ")",
+// refers to, or why body is malformed.
+func parseBody(k Kind, body string) (string, error) {
+	if k == KindWorkspace {
+		return parseWorkspaceBody(body)
+	}
+	return body, checkParamName(body)
 }

@@ -1,6 +1,7 @@
 package params
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,35 +16,35 @@ func TestFind(t *testing.T) {
 		"empty string":  {s: ""},
 		"no references": {s: "echo hello"},
 		"shell syntax is not a reference": {
-			s: `echo "$HOME" $(date) ${USER} $(params) $(param.x) $(PARAMS.x)`,
+			s: `echo "$HOME" $(date) ${USER} $(params) $(param.x) $(PARAMS.x) $(workspaces) $(workspace.x.path) $(results.x.path)`,
 		},
 		"one reference": {
 			s:    "echo $(params.greeting)",
-			want: []Ref{{Name: "greeting", Start: 5, End: 23}},
+			want: []Ref{{Kind: KindParam, Name: "greeting", Start: 5, End: 23}},
 		},
 		"whole string": {
 			s:    "$(params.image)",
-			want: []Ref{{Name: "image", Start: 0, End: 15}},
+			want: []Ref{{Kind: KindParam, Name: "image", Start: 0, End: 15}},
 		},
 		"several in order, repeats kept": {
 			s: "$(params.a)-$(params.B_2)\n$(params.a)",
 			want: []Ref{
-				{Name: "a", Start: 0, End: 11},
-				{Name: "B_2", Start: 12, End: 25},
-				{Name: "a", Start: 26, End: 37},
+				{Kind: KindParam, Name: "a", Start: 0, End: 11},
+				{Kind: KindParam, Name: "B_2", Start: 12, End: 25},
+				{Kind: KindParam, Name: "a", Start: 26, End: 37},
 			},
 		},
 		"every name byte": {
 			s:    "$(params._aZ09-_)",
-			want: []Ref{{Name: "_aZ09-_", Start: 0, End: 17}},
+			want: []Ref{{Kind: KindParam, Name: "_aZ09-_", Start: 0, End: 17}},
 		},
 		"adjacent to other text": {
 			s:    "x$(params.y)z",
-			want: []Ref{{Name: "y", Start: 1, End: 12}},
+			want: []Ref{{Kind: KindParam, Name: "y", Start: 1, End: 12}},
 		},
 		"doubled dollar still a reference": {
 			s:    "$$(params.x)",
-			want: []Ref{{Name: "x", Start: 1, End: 12}},
+			want: []Ref{{Kind: KindParam, Name: "x", Start: 1, End: 12}},
 		},
 		"empty name": {
 			s:       "echo $(params.)",
@@ -88,6 +89,70 @@ func TestFind(t *testing.T) {
 		"first malformed one is reported": {
 			s:       "$(params.ok) $(params.) $(params.x",
 			wantErr: `malformed param reference "$(params.)": empty name`,
+		},
+		"workspace path": {
+			s:    "cd $(workspaces.source.path)",
+			want: []Ref{{Kind: KindWorkspace, Name: "source", Start: 3, End: 28}},
+		},
+		"both kinds in order": {
+			s: "$(params.a)$(workspaces.b-2.path)/$(params.a)",
+			want: []Ref{
+				{Kind: KindParam, Name: "a", Start: 0, End: 11},
+				{Kind: KindWorkspace, Name: "b-2", Start: 11, End: 33},
+				{Kind: KindParam, Name: "a", Start: 34, End: 45},
+			},
+		},
+		"a 63-character workspace name": {
+			s:    "$(workspaces." + strings.Repeat("w", 63) + ".path)",
+			want: []Ref{{Kind: KindWorkspace, Name: strings.Repeat("w", 63), Start: 0, End: 82}},
+		},
+		"workspace without .path": {
+			s:       "cd $(workspaces.source)",
+			wantErr: `malformed workspace reference "$(workspaces.source)": missing ".path" after the workspace's name: write $(workspaces.source.path)`,
+		},
+		"workspace with another field": {
+			s:       "$(workspaces.source.claim)",
+			wantErr: `malformed workspace reference "$(workspaces.source.claim)": unknown field "claim" of workspace "source": only "path" may be referred to`,
+		},
+		"workspace with an empty name": {
+			s:       "$(workspaces..path)",
+			wantErr: `malformed workspace reference "$(workspaces..path)": empty name`,
+		},
+		"workspace with nothing": {
+			s:       "$(workspaces.)",
+			wantErr: `malformed workspace reference "$(workspaces.)": empty name`,
+		},
+		"workspace unclosed": {
+			s:       "cd $(workspaces.source.path && ls",
+			wantErr: `malformed workspace reference "$(workspaces.source.path": missing ")"`,
+		},
+		"workspace name with upper case": {
+			s:       "$(workspaces.Source.path)",
+			wantErr: `malformed workspace reference "$(workspaces.Source.path)": name "Source" does not match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`,
+		},
+		"workspace name with an underscore": {
+			s:       "$(workspaces.my_src.path)",
+			wantErr: `malformed workspace reference "$(workspaces.my_src.path)": name "my_src" does not match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`,
+		},
+		"workspace name ending in a dash": {
+			s:       "$(workspaces.src-.path)",
+			wantErr: `malformed workspace reference "$(workspaces.src-.path)": name "src-" does not match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`,
+		},
+		"workspace name too long": {
+			s:       "$(workspaces." + strings.Repeat("w", 64) + ".path)",
+			wantErr: `malformed workspace reference "$(workspaces.` + strings.Repeat("w", 64) + `.path)": name "` + strings.Repeat("w", 64) + `" is longer than 63 characters`,
+		},
+		"workspace name with a dot": {
+			s:       "$(workspaces.a.b.path)",
+			wantErr: `malformed workspace reference "$(workspaces.a.b.path)": name "a.b" does not match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`,
+		},
+		"workspace name with a space": {
+			s:       "$(workspaces.a b.path)",
+			wantErr: `malformed workspace reference "$(workspaces.a b.path)": name "a b" does not match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`,
+		},
+		"first malformed one is reported, whatever its kind": {
+			s:       "$(params.ok) $(workspaces.x) $(params.",
+			wantErr: `malformed workspace reference "$(workspaces.x)": missing ".path" after the workspace's name: write $(workspaces.x.path)`,
 		},
 	}
 	for name, tc := range tests {

@@ -10,6 +10,10 @@ func FuzzFind(f *testing.F) {
 		"", "echo hi", "$(params.x)", "$(params.)", "$(params.", "$(params.x",
 		"$(params.a b)", "$(params.x $(params.y)", "$$(params.x)", "$(date) $HOME",
 		"$(params.a)$(params.b)\n$(params.-c)", "$(params.grüß)", "$(params.\n)",
+		"$(workspaces.src.path)", "$(workspaces.src)", "$(workspaces.src.other)",
+		"$(workspaces..path)", "$(workspaces.", "$(workspaces.src.path", "$(workspaces.Src.path)",
+		"$(workspaces.a.b.path)", "$(params.x)$(workspaces.y.path)$(params.z", "$($(workspaces.a.path)",
+		"$(results.x.path)", "$(workspaces.a b.path)",
 	} {
 		f.Add(seed)
 	}
@@ -18,7 +22,7 @@ func FuzzFind(f *testing.F) {
 		if err != nil && refs != nil {
 			t.Fatalf("Find(%q) returned refs %v with error %v", s, refs, err)
 		}
-		values := map[string]string{}
+		values := Values{Params: map[string]string{}, Workspaces: map[string]string{}}
 		prevEnd := 0
 		for _, r := range refs {
 			if r.Start < prevEnd || r.End > len(s) || r.Start >= r.End {
@@ -26,23 +30,48 @@ func FuzzFind(f *testing.F) {
 			}
 			prevEnd = r.End
 			text := s[r.Start:r.End]
-			if !strings.HasPrefix(text, prefix) || !strings.HasSuffix(text, ")") {
+			if !strings.HasPrefix(text, r.Kind.prefix()) || !strings.HasSuffix(text, ")") {
 				t.Fatalf("Find(%q): ref %+v spans %q", s, r, text)
 			}
-			if name := text[len(prefix) : len(text)-1]; name != r.Name || checkName(name) != nil {
-				t.Fatalf("Find(%q): ref %+v has name %q in text %q", s, r, r.Name, text)
+			body := text[len(r.Kind.prefix()) : len(text)-1]
+			switch r.Kind {
+			case KindParam:
+				if body != r.Name || checkParamName(body) != nil {
+					t.Fatalf("Find(%q): ref %+v has name %q in text %q", s, r, r.Name, text)
+				}
+				values.Params[r.Name] = text
+			case KindWorkspace:
+				if body != r.Name+workspacePathSuffix || checkWorkspaceName(r.Name) != nil {
+					t.Fatalf("Find(%q): ref %+v has name %q in text %q", s, r, r.Name, text)
+				}
+				values.Workspaces[r.Name] = text
+			default:
+				t.Fatalf("Find(%q): ref %+v of unknown kind", s, r)
 			}
-			values[r.Name] = text
 		}
-		if got := Substitute(s, nil); got != s {
-			t.Fatalf("Substitute(%q, nil) = %q", s, got)
-		}
-		if got := Substitute(s, map[string]string{}); got != s {
-			t.Fatalf("Substitute(%q, {}) = %q", s, got)
+		if got := Substitute(s, Values{}); got != s {
+			t.Fatalf("Substitute(%q, nothing) = %q", s, got)
 		}
 		// Replacing each reference with its own text must change nothing.
 		if got := Substitute(s, values); got != s {
 			t.Fatalf("Substitute(%q, itself) = %q", s, got)
+		}
+		// Replacing each with a marker must leave no well-formed reference
+		// behind, and Size must count what Substitute builds.
+		marked := Values{Params: map[string]string{}, Workspaces: map[string]string{}}
+		for _, r := range refs {
+			if r.Kind == KindParam {
+				marked.Params[r.Name] = "P"
+			} else {
+				marked.Workspaces[r.Name] = "/w"
+			}
+		}
+		got := Substitute(s, marked)
+		if size := Size(s, marked); size != int64(len(got)) {
+			t.Fatalf("Size(%q) = %d, want len(Substitute) = %d", s, size, len(got))
+		}
+		if len(refs) > 0 && strings.Count(got, open) >= strings.Count(s, open) {
+			t.Fatalf("Substitute(%q, markers) = %q: no reference was replaced", s, got)
 		}
 	})
 }

@@ -2,13 +2,38 @@ package params
 
 import "strings"
 
-// Substitute replaces each well-formed $(params.NAME) whose NAME is a key of values; everything else is left as is.
+// Values are what references expand to in one run's Pod.
+type Values struct {
+	// Params maps each param's name to the run's value for it.
+	Params map[string]string
+	// Workspaces maps each workspace's name to its mount path.
+	Workspaces map[string]string
+}
+
+// empty reports whether no reference could be replaced.
+func (v Values) empty() bool { return len(v.Params) == 0 && len(v.Workspaces) == 0 }
+
+// lookup returns what a well-formed token expands to, if v knows it.
+func (v Values) lookup(t token) (string, bool) {
+	var m map[string]string
+	switch t.kind {
+	case KindParam:
+		m = v.Params
+	case KindWorkspace:
+		m = v.Workspaces
+	}
+	value, found := m[t.name]
+	return value, found
+}
+
+// Substitute replaces each well-formed reference whose name values knows,
+// params and workspaces alike; everything else is left as is.
 //
 // It is a single pass: a value that itself holds $(params.y) is inserted
-// verbatim, so a run's values can never reach params the Task author did not
-// write into the step.
-func Substitute(s string, values map[string]string) string {
-	if len(values) == 0 || !strings.Contains(s, prefix) {
+// verbatim, so a run's values can never reach references the Task author did
+// not write into the step.
+func Substitute(s string, values Values) string {
+	if values.empty() || !strings.Contains(s, open) {
 		return s
 	}
 	var b strings.Builder
@@ -17,7 +42,7 @@ func Substitute(s string, values map[string]string) string {
 		if t.err != nil {
 			continue
 		}
-		v, found := values[t.name]
+		v, found := values.lookup(t)
 		if !found {
 			continue
 		}

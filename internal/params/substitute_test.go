@@ -7,19 +7,28 @@ import (
 )
 
 func TestSubstitute(t *testing.T) {
-	values := map[string]string{
-		"greeting": "hello",
-		"image":    "alpine:3",
-		"empty":    "",
-		"nested":   "$(params.greeting)",
+	values := Values{
+		Params: map[string]string{
+			"greeting": "hello",
+			"image":    "alpine:3",
+			"empty":    "",
+			"nested":   "$(params.greeting)",
+			"ws":       "$(workspaces.src.path)",
+			"src":      "a param, not the workspace",
+		},
+		Workspaces: map[string]string{
+			"src":   "/workspace/src",
+			"cache": "/var/cache/build",
+		},
 	}
+	params := Values{Params: values.Params}
 	tests := map[string]struct {
 		s      string
-		values map[string]string
+		values Values
 		want   string
 	}{
 		"no references":   {s: "echo hi", values: values, want: "echo hi"},
-		"nil values":      {s: "echo $(params.greeting)", want: "echo $(params.greeting)"},
+		"no values":       {s: "echo $(params.greeting) $(workspaces.src.path)", want: "echo $(params.greeting) $(workspaces.src.path)"},
 		"one reference":   {s: "echo $(params.greeting)", values: values, want: "echo hello"},
 		"whole string":    {s: "$(params.image)", values: values, want: "alpine:3"},
 		"repeated":        {s: "$(params.greeting) $(params.greeting)!", values: values, want: "hello hello!"},
@@ -42,6 +51,31 @@ func TestSubstitute(t *testing.T) {
 			s:      "grüß $(params.greeting) ✓",
 			values: values,
 			want:   "grüß hello ✓",
+		},
+		"workspace path": {
+			s:      "cd $(workspaces.src.path) && ls $(workspaces.cache.path)/go",
+			values: values,
+			want:   "cd /workspace/src && ls /var/cache/build/go",
+		},
+		"both kinds in one pass; a param's value naming a workspace stays as is": {
+			s:      "$(params.ws) $(workspaces.src.path) $(params.src)",
+			values: values,
+			want:   "$(workspaces.src.path) /workspace/src a param, not the workspace",
+		},
+		"a workspace's name is no param's": {
+			s:      "$(workspaces.src.path) $(params.src)",
+			values: params,
+			want:   "$(workspaces.src.path) a param, not the workspace",
+		},
+		"malformed workspace references left": {
+			s:      "$(workspaces.src) $(workspaces.src.other) $(workspaces..path) $(workspaces.src.path",
+			values: values,
+			want:   "$(workspaces.src) $(workspaces.src.other) $(workspaces..path) $(workspaces.src.path",
+		},
+		"results are not references yet": {
+			s:      "$(results.digest.path)",
+			values: values,
+			want:   "$(results.digest.path)",
 		},
 	}
 	for name, tc := range tests {

@@ -1,0 +1,96 @@
+package params
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// This file holds the rules a reference's name follows, as the API declares
+// the names of params and workspaces, so that a reference that could never
+// name anything is malformed rather than merely undeclared.
+
+const (
+	// paramNamePattern is the rule a param's name follows, as ParamSpec declares it.
+	paramNamePattern = `^[a-zA-Z_][a-zA-Z0-9_-]*$`
+	// workspaceNamePattern is the rule a workspace's name follows, as
+	// WorkspaceDeclaration declares it: a DNS-1123 label.
+	workspaceNamePattern = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// maxWorkspaceName is a DNS-1123 label's limit.
+	maxWorkspaceName = 63
+
+	// workspacePathSuffix ends the body of every workspace reference: a
+	// workspace's path is the one thing a step may ask of it.
+	workspacePathSuffix = ".path"
+)
+
+// checkParamName says why name does not match paramNamePattern, or nil if it does.
+func checkParamName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty name")
+	case !isNameStart(name[0]):
+		return fmt.Errorf("name %q does not match %s", name, paramNamePattern)
+	}
+	for i := 1; i < len(name); i++ {
+		if !isNameByte(name[i]) {
+			return fmt.Errorf("name %q does not match %s", name, paramNamePattern)
+		}
+	}
+	return nil
+}
+
+// parseWorkspaceBody returns the workspace that body, "NAME.path", refers
+// to, or why it is malformed.
+func parseWorkspaceBody(body string) (string, error) {
+	if body == "" {
+		return "", errors.New("empty name")
+	}
+	name, ok := strings.CutSuffix(body, workspacePathSuffix)
+	if !ok {
+		before, attr, found := strings.Cut(body, ".")
+		switch {
+		case !found:
+			return "", fmt.Errorf(`missing ".path" after the workspace's name: write $(workspaces.%s.path)`, body)
+		case before == "":
+			return "", errors.New("empty name")
+		default:
+			return "", fmt.Errorf(`unknown field %q of workspace %q: only "path" may be referred to`, attr, before)
+		}
+	}
+	return name, checkWorkspaceName(name)
+}
+
+// checkWorkspaceName says why name is no DNS-1123 label, or nil if it is one.
+func checkWorkspaceName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty name")
+	case len(name) > maxWorkspaceName:
+		return fmt.Errorf("name %q is longer than %d characters", name, maxWorkspaceName)
+	case !isLowerAlnum(name[0]) || !isLowerAlnum(name[len(name)-1]):
+		return fmt.Errorf("name %q does not match %s", name, workspaceNamePattern)
+	}
+	for i := 1; i < len(name)-1; i++ {
+		if !isLowerAlnum(name[i]) && name[i] != '-' {
+			return fmt.Errorf("name %q does not match %s", name, workspaceNamePattern)
+		}
+	}
+	return nil
+}
+
+// isNameStart reports whether c may begin a param's name.
+func isNameStart(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
+// isNameByte reports whether c may appear in a param's name after its first
+// byte; every byte of a workspace's name is one too.
+func isNameByte(c byte) bool {
+	return isNameStart(c) || ('0' <= c && c <= '9') || c == '-'
+}
+
+// isLowerAlnum reports whether c is a lower-case letter or a digit.
+func isLowerAlnum(c byte) bool {
+	return ('a' <= c && c <= 'z') || ('0' <= c && c <= '9')
+}
