@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -68,6 +69,29 @@ func testCreate(t *testing.T, env *testenv.Env, ns string) {
 			wantErr: []string{
 				`spec.steps[0].image: Invalid value: "$(params.image)": step "fetch" uses undeclared param "image"`,
 				`spec.steps[1].script: Invalid value: step "build": malformed param reference "$(params.": missing ")"`,
+			},
+		},
+		"v1beta1 workspaces and env values valid": {
+			task: withWorkspaces(betaTask(ns, "beta-workspaces", []v1beta1.ParamSpec{{Name: "greeting"}},
+				v1beta1.Step{
+					Name: "say", Image: "alpine:3", Command: []string{"sh", "-c", `echo "$GREETING" > "$OUT/greeting"`},
+					WorkingDir: "$(workspaces.src.path)",
+					Env: []corev1.EnvVar{
+						{Name: "GREETING", Value: "$(params.greeting)"},
+						{Name: "OUT", Value: "$(workspaces.src.path)"},
+					},
+				}), "src"),
+		},
+		"v1beta1 undeclared workspace and param in args and env": {
+			task: withWorkspaces(betaTask(ns, "beta-undeclared-workspace", nil,
+				v1beta1.Step{
+					Name: "say", Image: "alpine:3", Args: []string{"$(workspaces.out.path)"},
+					Env: []corev1.EnvVar{{Name: "GREETING", Value: "$(params.greeting)"}, {Name: "BAD", Value: "$(workspaces.src)"}},
+				}), "src"),
+			wantErr: []string{
+				`spec.steps[0].args[0]: Invalid value: "$(workspaces.out.path)": step "say" uses undeclared workspace "out"`,
+				`spec.steps[0].env[0].value: Invalid value: "$(params.greeting)": step "say" uses undeclared param "greeting"`,
+				`spec.steps[0].env[1].value: Invalid value: step "say": malformed workspace reference "$(workspaces.src)"`,
 			},
 		},
 		"v1alpha1 malformed": {
@@ -167,6 +191,13 @@ func betaTask(ns, name string, params []v1beta1.ParamSpec, steps ...v1beta1.Step
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec:       v1beta1.TaskSpec{Params: params, Steps: steps},
 	}
+}
+
+func withWorkspaces(task *v1beta1.Task, names ...string) *v1beta1.Task {
+	for _, n := range names {
+		task.Spec.Workspaces = append(task.Spec.Workspaces, v1beta1.WorkspaceDeclaration{Name: n})
+	}
+	return task
 }
 
 func alphaTask(ns, name string, steps ...v1alpha1.Step) *v1alpha1.Task {

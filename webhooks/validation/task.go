@@ -17,18 +17,18 @@ import (
 // taskGroupKind names Tasks in the errors kubectl prints.
 var taskGroupKind = schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "Task"}
 
-// TaskValidator checks what the CRD schema cannot: that every $(params.X) a
-// step uses is well formed and declared by its Task.
+// TaskValidator checks what the CRD schema cannot: that every $(params.X) and
+// $(workspaces.NAME.path) a step uses is well formed and declared by its Task.
 type TaskValidator struct{}
 
 var _ admission.Validator[*v1beta1.Task] = TaskValidator{}
 
-// ValidateCreate rejects a new Task whose steps use malformed or undeclared params.
+// ValidateCreate rejects a new Task whose steps use malformed or undeclared references.
 func (TaskValidator) ValidateCreate(_ context.Context, task *v1beta1.Task) (admission.Warnings, error) {
 	return nil, invalid(task, validateTask(task))
 }
 
-// ValidateUpdate rejects a Task whose changed spec uses malformed or undeclared params.
+// ValidateUpdate rejects a Task whose changed spec uses malformed or undeclared references.
 func (TaskValidator) ValidateUpdate(_ context.Context, oldTask, task *v1beta1.Task) (admission.Warnings, error) {
 	// A spec that does not change is let through as it is (ratcheting): Tasks
 	// stored before this webhook existed must still take metadata edits,
@@ -53,28 +53,66 @@ func invalid(task *v1beta1.Task, errs field.ErrorList) error {
 	return apierrors.NewInvalid(taskGroupKind, task.Name, errs)
 }
 
-// validateTask returns every malformed or undeclared param reference in the
-// Task's steps, each on the field that holds it, so one round trip shows the
-// user all there is to fix.
+// validateTask returns every malformed reference in the Task's steps, and
+// every reference to a param or workspace the Task does not declare, each on
+// the field that holds it, so one round trip shows the user all there is to
+// fix.
 func validateTask(task *v1beta1.Task) field.ErrorList {
-	declared := make(map[string]bool, len(task.Spec.Params))
+	declared := declaredNames{
+		params.KindParam:     make(map[string]bool, len(task.Spec.Params)),
+		params.KindWorkspace: make(map[string]bool, len(task.Spec.Workspaces)),
+	}
 	for _, p := range task.Spec.Params {
-		declared[p.Name] = true
+		declared[params.KindParam][p.Name] = true
+	}
+	for _, w := range task.Spec.Workspaces {
+		declared[params.KindWorkspace][w.Name] = true
 	}
 	var errs field.ErrorList
 	steps := field.NewPath("spec", "steps")
 	for i, step := range task.Spec.Steps {
-		errs = append(errs, validateRefs(steps.Index(i).Child("image"), step.Name, step.Image, declared)...)
-		errs = append(errs, validateRefs(steps.Index(i).Child("script"), step.Name, step.Script, declared)...)
+		for _, f := range referringFields(steps.Index(i), step) {
+			errs = append(errs, validateRefs(f.path, step.Name, f.value, declared)...)
+		}
 	}
 	return errs
 }
 
-// validateRefs checks the param references in value, the text of the field
-// at path in the named step. Each undeclared param is reported once per field,
-// with the reference as the bad value rather than the whole field, which may
-// be a long script.
-func validateRefs(path *field.Path, step, value string, declared map[string]bool) field.ErrorList {
+// declaredNames holds, for each kind of reference, the names the Task declares.
+type declaredNames map[params.Kind]map[string]bool
+
+// textField is one text of a step that may hold references, and its path.
+type textField struct {
+	path  *field.Path
+	value string
+}
+
+// referringFields returns, in the order the API lists them, every field of
+// step in which the controller replaces references: image, script, each
+// command and args item, workingDir and each env value.
+func referringFields(path *field.Path, step v1beta1.Step) []textField {
+	fields := []textField{
+		{path.Child("image"), step.Image},
+		{path.Child("script"), step.Script},
+	}
+	for j, c := range step.Command {
+		fields = append(fields, textField{path.Child("command").Index(j), c})
+	}
+	for j, a := range step.Args {
+		fields = append(fields, textField{path.Child("args").Index(j), a})
+	}
+	fields = append(fields, textField{path.Child("workingDir"), step.WorkingDir})
+	for j, e := range step.Env {
+		fields = append(fields, textField{path.Child("env").Index(j).Child("value"), e.Value})
+	}
+	return fields
+}
+
+// validateRefs checks the references in value, the text of the field at path
+// in the named step. Each undeclared param or workspace is reported once per
+// field, with the reference as the bad value rather than the whole field,
+// which may be a long script.
+func validateRefs(path *field.Path, step, value string, declared declaredNames) field.ErrorList {
 	refs, err := params.Find(value)
 	if err != nil {
 		// The detail quotes the malformed text; repeating a whole script as
@@ -82,14 +120,17 @@ func validateRefs(path *field.Path, step, value string, declared map[string]bool
 		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, fmt.Sprintf("step %q: %v", step, err))}
 	}
 	var errs field.ErrorList
-	reported := map[string]bool{}
+	reported := declaredNames{}
 	for _, ref := range refs {
-		if declared[ref.Name] || reported[ref.Name] {
+		if declared[ref.Kind][ref.Name] || reported[ref.Kind][ref.Name] {
 			continue
 		}
-		reported[ref.Name] = true
+		if reported[ref.Kind] == nil {
+			reported[ref.Kind] = map[string]bool{}
+		}
+		reported[ref.Kind][ref.Name] = true
 		errs = append(errs, field.Invalid(path, value[ref.Start:ref.End],
-			fmt.Sprintf("step %q uses undeclared param %q", step, ref.Name)))
+			fmt.Sprintf("step %q uses undeclared %s %q", step, ref.Kind.Noun(), ref.Name)))
 	}
 	return errs
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -81,6 +82,69 @@ func TestValidateTask(t *testing.T) {
 		"malformed: unclosed without name": {
 			task: wrappers.Task("default", "t").Step("build", "alpine:$(params.", "").Obj(),
 			want: []string{`spec.steps[0].image: Invalid value: step "build": malformed param reference "$(params.": missing ")"`},
+		},
+		"declared workspaces and params in every field": {
+			task: wrappers.Task("default", "t").Param("tag").Workspace("src").Workspace("cache").Steps(v1beta1.Step{
+				Name: "build", Image: "golang:$(params.tag)",
+				Command:    []string{"go", "-C", "$(workspaces.src.path)"},
+				Args:       []string{"build", "-o", "$(workspaces.cache.path)/$(params.tag)"},
+				WorkingDir: "$(workspaces.src.path)",
+				Env:        []corev1.EnvVar{{Name: "TAG", Value: "$(params.tag)"}, {Name: "CACHE", Value: "$(workspaces.cache.path)"}},
+			}).Obj(),
+		},
+		"undeclared workspace in a script": {
+			task: wrappers.Task("default", "t").Workspace("src").
+				Step("build", "alpine:3", "cd $(workspaces.src.path) && cp -r . $(workspaces.out.path)").Obj(),
+			want: []string{`spec.steps[0].script: Invalid value: "$(workspaces.out.path)": step "build" uses undeclared workspace "out"`},
+		},
+		"a param's name is no workspace's, and a workspace's no param's": {
+			task: wrappers.Task("default", "t").Param("src").Workspace("out").
+				Step("build", "alpine:3", "cd $(workspaces.src.path) $(params.out)").Obj(),
+			want: []string{
+				`spec.steps[0].script: Invalid value: "$(workspaces.src.path)": step "build" uses undeclared workspace "src"`,
+				`spec.steps[0].script: Invalid value: "$(params.out)": step "build" uses undeclared param "out"`,
+			},
+		},
+		"undeclared in command, args, workingDir and env values, each named by its path": {
+			task: wrappers.Task("default", "t").Steps(
+				v1beta1.Step{Name: "a", Image: "alpine:3", Script: "true"},
+				v1beta1.Step{
+					Name: "b", Image: "alpine:3",
+					Command:    []string{"run", "$(params.cmd)"},
+					Args:       []string{"--in", "$(workspaces.in.path)", "$(params.arg)"},
+					WorkingDir: "$(workspaces.wd.path)",
+					Env: []corev1.EnvVar{
+						{Name: "FROM_SECRET", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}},
+						{Name: "GREETING", Value: "$(params.greeting)"},
+					},
+				}).Obj(),
+			want: []string{
+				`spec.steps[1].command[1]: Invalid value: "$(params.cmd)": step "b" uses undeclared param "cmd"`,
+				`spec.steps[1].args[1]: Invalid value: "$(workspaces.in.path)": step "b" uses undeclared workspace "in"`,
+				`spec.steps[1].args[2]: Invalid value: "$(params.arg)": step "b" uses undeclared param "arg"`,
+				`spec.steps[1].workingDir: Invalid value: "$(workspaces.wd.path)": step "b" uses undeclared workspace "wd"`,
+				`spec.steps[1].env[1].value: Invalid value: "$(params.greeting)": step "b" uses undeclared param "greeting"`,
+			},
+		},
+		"malformed workspace references, each named by its field": {
+			task: wrappers.Task("default", "t").Workspace("src").Steps(v1beta1.Step{
+				Name: "build", Image: "alpine:3",
+				Args:       []string{"$(workspaces.src)"},
+				WorkingDir: "$(workspaces.src.other)",
+				Env:        []corev1.EnvVar{{Name: "A", Value: "$(workspaces..path)"}, {Name: "B", Value: "$(workspaces.src.path"}},
+			}).Obj(),
+			want: []string{
+				`spec.steps[0].args[0]: Invalid value: step "build": malformed workspace reference "$(workspaces.src)": missing ".path" after the workspace's name: write $(workspaces.src.path)`,
+				`spec.steps[0].workingDir: Invalid value: step "build": malformed workspace reference "$(workspaces.src.other)": unknown field "other" of workspace "src": only "path" may be referred to`,
+				`spec.steps[0].env[0].value: Invalid value: step "build": malformed workspace reference "$(workspaces..path)": empty name`,
+				`spec.steps[0].env[1].value: Invalid value: step "build": malformed workspace reference "$(workspaces.src.path": missing ")"`,
+			},
+		},
+		"malformed param in an env value": {
+			task: wrappers.Task("default", "t").Param("x").Steps(v1beta1.Step{
+				Name: "build", Image: "alpine:3", Env: []corev1.EnvVar{{Name: "X", Value: "$(params.x"}},
+			}).Obj(),
+			want: []string{`spec.steps[0].env[0].value: Invalid value: step "build": malformed param reference "$(params.x": missing ")"`},
 		},
 		"malformed: bad name even if declared-looking": {
 			task: wrappers.Task("default", "t").Param("a").Step("build", "alpine:3", "echo $(params.a b)").Obj(),
