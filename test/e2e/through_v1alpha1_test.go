@@ -82,7 +82,7 @@ func (r *rehearsal) writeV1beta1ObjectsThroughV1alpha1() {
 		r.betaRuns[name] = r.getBetaRun(name)
 	}
 
-	r.applyLabelThroughV1alpha1()
+	r.applyLabelThroughV1alpha1("upgraded", slices.Sorted(maps.Keys(r.betaTasks)), slices.Sorted(maps.Keys(r.betaRuns)))
 	carolBefore, finishTime := r.failThroughV1alpha1(runCarol)
 
 	const label = "upgraded"
@@ -129,9 +129,9 @@ func (r *rehearsal) writeV1beta1ObjectsThroughV1alpha1() {
 }
 
 // applyLabelThroughV1alpha1 applies, with kubectl, a v1alpha1 manifest of
-// each v1beta1 object that adds a label: what a user of the first release
-// would do with the manifests they kept.
-func (r *rehearsal) applyLabelThroughV1alpha1() {
+// each named Task and TaskRun that adds label (set to "true"): what a user
+// of the first release would do with the manifests they kept.
+func (r *rehearsal) applyLabelThroughV1alpha1(label string, tasks, runs []string) {
 	t := r.t
 	var docs []string
 	manifest := func(kind string, meta metav1.ObjectMeta, spec any) {
@@ -139,7 +139,7 @@ func (r *rehearsal) applyLabelThroughV1alpha1() {
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels["upgraded"] = "true"
+		labels[label] = "true"
 		b, err := yaml.Marshal(map[string]any{
 			"apiVersion": v1alpha1.GroupVersion.String(), "kind": kind,
 			"metadata": map[string]any{"name": meta.Name, "namespace": meta.Namespace, "labels": labels},
@@ -150,11 +150,11 @@ func (r *rehearsal) applyLabelThroughV1alpha1() {
 		}
 		docs = append(docs, string(b))
 	}
-	for name := range r.betaTasks {
+	for _, name := range tasks {
 		task := r.getAlphaTask(name)
 		manifest("Task", task.ObjectMeta, task.Spec)
 	}
-	for _, name := range slices.Sorted(maps.Keys(r.betaRuns)) {
+	for _, name := range runs {
 		run := r.getAlphaRun(name)
 		manifest("TaskRun", run.ObjectMeta, run.Spec)
 	}

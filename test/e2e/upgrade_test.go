@@ -66,7 +66,9 @@ func TestUpgradeFromFirstRelease(t *testing.T) {
 // TestUpgradeFromRelease2 rehearses the upgrade from release 2 to now on a
 // cluster that never ran the first release: release 2's CRDs and manager,
 // its objects in every phase through both versions, then the current
-// release, with the same checks as TestUpgradeFromFirstRelease.
+// release, with the same checks as TestUpgradeFromFirstRelease. Then a Task
+// and runs that use every field release 3 added are written to through
+// v1alpha1 (release3_through_v1alpha1_test.go).
 func TestUpgradeFromRelease2(t *testing.T) {
 	t.Parallel()
 	r := newRehearsal(t, "upgrade-2")
@@ -78,6 +80,8 @@ func TestUpgradeFromRelease2(t *testing.T) {
 	r.lap("upgrade to now")
 	r.checkRelease2Objects(before, release2InFlight)
 	r.lap("runs in flight finished")
+	r.writeRelease3FieldsThroughV1alpha1()
+	r.lap("release 3's fields through v1alpha1")
 	r.checkPods()
 	r.checkStorageMigrated()
 	r.report()
@@ -100,6 +104,9 @@ type rehearsal struct {
 	// the upgrade to now, as last read through v1beta1.
 	betaTasks map[string]*v1beta1.Task
 	betaRuns  map[string]*v1beta1.TaskRun
+	// release3Checked says that the objects with release 3's fields were
+	// written to through v1alpha1 and checked.
+	release3Checked bool
 
 	// wantPods are the Pods each run must have at the end, by run (runs
 	// with none left out); keptPods the UIDs of those made before an
@@ -220,6 +227,10 @@ func (r *rehearsal) report() {
 	if r.betaRuns != nil {
 		fmt.Fprintf(&b, "\n  after the upgrade to now (v1beta1): %d Task, %d TaskRuns (params, timeout, cancel), written to through v1alpha1",
 			len(r.betaTasks), len(r.betaRuns))
+	}
+	if r.release3Checked {
+		fmt.Fprintf(&b, "\n  release 3's fields (v1beta1): Task %s and TaskRuns %s, %s with every new field, "+
+			"written to through v1alpha1 (a label, a status, a step's script, a step's name)", r3Task, r3Done, r3Long)
 	}
 	fmt.Fprintf(&b, "\n  checked: %d objects, each read through v1alpha1 and v1beta1; %d Pods, one per run that needs one",
 		len(all.betaTasks)+len(all.betaRuns), r.pods)
