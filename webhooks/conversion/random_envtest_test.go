@@ -96,14 +96,27 @@ func forTheAPIServer(obj client.Object, ns, name string) {
 	obj.SetFinalizers(nil)
 	obj.SetOwnerReferences(nil)
 	obj.SetLabels(nil)
-	// The generator's text refers to $(params.x), which the Task webhook
-	// refuses where the Task declares no x.
-	undeclared := func(script string) string { return strings.ReplaceAll(script, "$(params.", "$(param.") }
+	// The generator's text refers to $(params.x) and $(workspaces.source.path),
+	// which the Task webhook refuses where the Task declares no such param
+	// or workspace.
+	undeclared := func(text string) string {
+		return strings.NewReplacer("$(params.", "$(param.", "$(workspaces.", "$(workspace.").Replace(text)
+	}
 	// And it leaves out what the API requires, to test empty objects.
 	switch o := obj.(type) {
 	case *v1beta1.Task:
 		for i := range o.Spec.Steps {
-			o.Spec.Steps[i].Script = undeclared(o.Spec.Steps[i].Script)
+			step := &o.Spec.Steps[i]
+			step.Script, step.WorkingDir = undeclared(step.Script), undeclared(step.WorkingDir)
+			for j := range step.Command {
+				step.Command[j] = undeclared(step.Command[j])
+			}
+			for j := range step.Args {
+				step.Args[j] = undeclared(step.Args[j])
+			}
+			for j := range step.Env {
+				step.Env[j].Value = undeclared(step.Env[j].Value)
+			}
 		}
 		if len(o.Spec.Steps) == 0 {
 			o.Spec.Steps = []v1beta1.Step{{Name: "s", Image: "alpine"}}
@@ -178,6 +191,8 @@ func testHostileObjectsThroughAPIServer(t *testing.T) {
 		env.PutInEtcd(t, "taskruns", ns, name, []byte(jsonOf(t, big)))
 		want[name] = true
 	}
+	// (A stash that does not decode, such as tolerationSeconds "soon", is
+	// ignored whole: the write is then admitted and stores nothing of it.)
 	forgeries := []string{
 		`{"v1beta1":{"spec":{"timeout":"-1h","status":"Paused","params":[{"name":"a","value":"1"},{"name":"a","value":"2"}]}}}`,
 		`{"v1beta1":{"spec":{"timeout":"-5m"}}}`,
@@ -185,6 +200,8 @@ func testHostileObjectsThroughAPIServer(t *testing.T) {
 		`{"v1beta1":{"spec":{"params":[{"name":"1a","value":"x"}]}}}`,
 		`{"v1beta1":{"status":{"steps":[{"name":"s","state":"Sleeping"}]}}}`,
 		`{"v1beta1":{"status":{"conditions":[{"type":"Ready","status":"Maybe","reason":"R","message":"","lastTransitionTime":"2024-05-01T10:00:00Z"}]}}}`,
+		`{"v1beta1":{"spec":{"workspaces":[{"name":"w","emptyDir":{},"secret":{"secretName":"s"}}]}}}`,
+		`{"v1beta1":{"spec":{"serviceAccountName":"Not_A_Name"}}}`,
 	}
 	for i, forged := range forgeries {
 		name := fmt.Sprintf("forged-%d", i)
