@@ -104,6 +104,7 @@ func testInstalledManager(t *testing.T, c *cluster, m manifests.Manifest) {
 		t.Error("the webhook server negotiated HTTP/2, which is off by default")
 	}
 	_ = conn.Close()
+	checkServiceAccountUseCheck(t, webhookAddr, host, roots)
 	// Ready means the webhooks serve; the secure metrics server starts once
 	// its authentication filter is built, a moment later.
 	waitForLog(t, &logs, "Serving metrics server", "the metrics server to start")

@@ -151,3 +151,40 @@ func TestRBACNamesTheInstalledObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestRBACLetsTheManagerReviewAccess checks that the installed ClusterRole
+// lets the manager create SubjectAccessReviews, which the ServiceAccount use
+// check asks the authorizer with (a cluster-scoped resource, so a ClusterRole),
+// and grants nothing else on them: a review is created, never read back.
+func TestRBACLetsTheManagerReviewAccess(t *testing.T) {
+	for source, m := range map[string]manifests.Manifest{
+		"config/rbac/role.yaml (generated)": manifests.Read(t, "config/rbac/role.yaml"),
+		"config/default":                    manifests.Render(t, "default"),
+	} {
+		t.Run(source, func(t *testing.T) {
+			var verbs []string
+			manager := false
+			for _, r := range roles(t, m) {
+				for _, rule := range r.rules {
+					if !slices.Contains(rule.APIGroups, "authorization.k8s.io") || !slices.Contains(rule.Resources, "subjectaccessreviews") {
+						continue
+					}
+					if r.namespaced {
+						t.Errorf("%s grants subjectaccessreviews, which are cluster-scoped", r.id)
+					}
+					verbs = append(verbs, rule.Verbs...)
+					manager = manager || strings.HasSuffix(r.id, "manager-role")
+				}
+			}
+			if !manager {
+				t.Error("the manager's role grants no subjectaccessreviews")
+			}
+			// config/default's metrics role grants the same, for the
+			// metrics endpoint's authorization.
+			slices.Sort(verbs)
+			if verbs = slices.Compact(verbs); !slices.Equal(verbs, []string{"create"}) {
+				t.Errorf("subjectaccessreviews verbs %q, want [create]", verbs)
+			}
+		})
+	}
+}
