@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apix "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -150,7 +152,8 @@ func repeat(n int, object func(i int) runtime.Object) []runtime.Object {
 }
 
 // largeTask is a Task of about 10 KB, most of it in step scripts, with a
-// description and params that v1alpha1 keeps only in the annotation.
+// description, params, a workspace and step env, resources and working
+// directory that v1alpha1 keeps only in the annotation.
 func largeTask(i int) *v1beta1.Task {
 	script := strings.Repeat("echo \"$(params.target): building part of the tree\" && make -C ./src all\n", 45)
 	task := hubTask().
@@ -159,17 +162,24 @@ func largeTask(i int) *v1beta1.Task {
 			v1beta1.ParamSpec{Name: "target", Description: "What to build", Default: ptr.To("all")},
 			v1beta1.ParamSpec{Name: "registry", Description: "Where to push"},
 		).
+		Workspaces(v1beta1.WorkspaceDeclaration{Name: "source", Description: "The checked-out repository", ReadOnly: ptr.To(false)}).
 		Steps(
-			v1beta1.Step{Name: "build", Image: "golang:1.26", Script: script},
+			v1beta1.Step{Name: "build", Image: "golang:1.26", Script: script, WorkingDir: "$(workspaces.source.path)",
+				Env: []corev1.EnvVar{{Name: "TARGET", Value: "$(params.target)"}, {Name: "GOFLAGS", Value: "-mod=mod"}},
+				ComputeResources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
 			v1beta1.Step{Name: "test", Image: "golang:1.26", Script: script},
-			v1beta1.Step{Name: "publish", Image: "$(params.registry)/publisher:1", Script: script},
+			v1beta1.Step{Name: "publish", Image: "$(params.registry)/publisher:1", Script: script,
+				Env: []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "registry"}, Key: "token"}}}}},
 		).Obj()
 	task.Name = fmt.Sprintf("build-%05d", i)
 	return task
 }
 
 // finishedRun is a TaskRun as the controller leaves it when every step
-// succeeded: params, a timeout, its Pod, times, the condition, three steps.
+// succeeded: params, a timeout, a workspace, a ServiceAccount, a Pod
+// template, its Pod, times, the condition, three steps.
 func finishedRun(i int) *v1beta1.TaskRun {
 	step := func(name string, from, to time.Duration) v1beta1.StepState {
 		return v1beta1.StepState{Name: name, State: v1beta1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed",
@@ -179,6 +189,10 @@ func finishedRun(i int) *v1beta1.TaskRun {
 	run := hubRun().
 		Params(v1beta1.Param{Name: "target", Value: "release"}, v1beta1.Param{Name: "registry", Value: "registry.example"}).
 		Timeout(30*time.Minute).
+		Workspace(v1beta1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "source"}}).
+		ServiceAccount("builder").
+		PodTemplate(v1beta1.PodTemplate{NodeSelector: map[string]string{"kubernetes.io/arch": "amd64"},
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}}).
 		PodName(name+"-pod").Started(started).Completed(finished).
 		Conditions(succeeded(metav1.ConditionTrue, v1beta1.ReasonSucceeded, finished)).
 		StepStates(step("build", 2*time.Second, time.Minute), step("test", time.Minute, 4*time.Minute),

@@ -1,10 +1,13 @@
 package conversion
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -96,8 +99,77 @@ func TestSpokeAnnotationsSizeIsWhatConversionWrites(t *testing.T) {
 			t.Fatalf("SpokeAnnotationsSize() = %d, the converted annotations take %d: %v", size, got, spoke.Annotations)
 		}
 	}
+	for range 2000 {
+		hub := g.hubTask()
+		spoke := &v1alpha1.Task{}
+		if err := ConvertTaskFromHub(t.Context(), hub, spoke); err != nil {
+			t.Fatal(err)
+		}
+		size, err := SpokeAnnotationsSize(hub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := annotationsBytes(spoke.Annotations); got != size {
+			t.Fatalf("SpokeAnnotationsSize() = %d, the converted annotations take %d: %v", size, got, spoke.Annotations)
+		}
+	}
 	if _, err := SpokeAnnotationsSize(&v1alpha1.Task{}); err == nil {
 		t.Error("SpokeAnnotationsSize of a v1alpha1 Task: no error")
+	}
+}
+
+// TestRelease3FieldsCountTowardsTheLimit: release 3's fields ride in the
+// stash, so they can take it past the limit too; the object then reads
+// through v1alpha1 with the marker instead, and SpokeAnnotationsSize says
+// by how much.
+func TestRelease3FieldsCountTowardsTheLimit(t *testing.T) {
+	// 100 env values (the CRD's most) of 500 characters that JSON writes
+	// in six bytes each: about 300 KB in one step's stash entry.
+	env := make([]corev1.EnvVar, 100)
+	for i := range env {
+		env[i] = corev1.EnvVar{Name: fmt.Sprintf("V%02d", i), Value: oversizedText(500)}
+	}
+	selector := map[string]string{}
+	for i := range 60 {
+		selector[fmt.Sprintf("example.com/k%02d", i)] = oversizedText(1 << 10)
+	}
+	args := []string{oversizedText(45 << 10)}
+
+	tests := map[string]struct {
+		hub    runtime.Object
+	}{
+		"a step's env": {hub: hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", Env: env}).Obj()},
+		"a step's args": {hub: hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", Args: args}).Obj()},
+		"a run's podTemplate.nodeSelector": {hub: hubRun().PodTemplate(v1beta1.PodTemplate{NodeSelector: selector}).Obj()},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var annotations map[string]string
+			switch hub := tc.hub.(type) {
+			case *v1beta1.Task:
+				spoke := &v1alpha1.Task{}
+				if err := ConvertTaskFromHub(t.Context(), hub, spoke); err != nil {
+					t.Fatal(err)
+				}
+				annotations = spoke.Annotations
+			case *v1beta1.TaskRun:
+				spoke := &v1alpha1.TaskRun{}
+				if err := ConvertTaskRunFromHub(t.Context(), hub, spoke); err != nil {
+					t.Fatal(err)
+				}
+				annotations = spoke.Annotations
+			}
+			if annotations[AnnotationConversionDataOmitted] != "true" || annotations[AnnotationConversionData] != "" {
+				t.Errorf("annotations %.200v: want the marker and no stash", annotations)
+			}
+			size, err := SpokeAnnotationsSize(tc.hub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if size <= MaxAnnotationsBytes {
+				t.Errorf("SpokeAnnotationsSize() = %d, want more than %d", size, MaxAnnotationsBytes)
+			}
+		})
 	}
 }
 
