@@ -314,6 +314,8 @@ The cluster "$name" and the manager keep running until Ctrl-C. In another shell:
   kubectl task describe flaky-run                   # steps, exit codes, events
   kubectl task logs flaky-run                       # the steps' logs, in order (kwok's stand-in lines)
   kubectl task start greet -p name=you --showlog    # start a run and follow its logs to its end
+  kubectl task start build-from-source -w source=emptyDir --showlog   # bind a workspace
+  kubectl get pod build-from-source-run-pod -o yaml # a workspace: one volume every step mounts
   kubectl task cancel RUN
 
 A step whose script ends with "exit N" fails with code N here, and "sleep N"
