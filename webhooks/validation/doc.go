@@ -1,6 +1,7 @@
-// Package validation is the validating admission webhook for v1beta1 Tasks. The
-// API server converts v1alpha1 requests to v1beta1 before calling it, so it
-// guards both versions.
+// Package validation is the validating admission webhooks for v1beta1 Tasks
+// (param references) and TaskRuns (the use of the ServiceAccount a run names,
+// taskrun.go). The API server converts v1alpha1 requests to v1beta1 before
+// calling them, so they guard both versions.
 package validation
 
 // Path is where the Task validating webhook is served: the path
