@@ -18,6 +18,7 @@ import (
 type listFlags struct {
 	output        string
 	allNamespaces bool
+	selector      string
 }
 
 func (p *plugin) newListCommand() *cobra.Command {
@@ -27,7 +28,8 @@ func (p *plugin) newListCommand() *cobra.Command {
 		Short: "List runs, newest first",
 		Long: `List runs, newest first, with when each started, how long it took and how it
 ended: Succeeded, or Failed(REASON). A run that goes on shows where it is:
-Pending, WaitingForTask, Running or Cancelling.`,
+Pending, WaitingForTask, Running or Cancelling. -l selects runs by their labels,
+as kubectl get -l does.`,
 		Example: `  # List the runs of every Task in the current namespace
   kubectl task list
 
@@ -35,7 +37,10 @@ Pending, WaitingForTask, Running or Cancelling.`,
   kubectl task list greet -o name
 
   # List the runs in every namespace
-  kubectl task list -A`,
+  kubectl task list -A
+
+  # List the runs labelled team=platform (as start -l team=platform labels them)
+  kubectl task list -l team=platform`,
 		Aliases:           []string{"ls"},
 		Args:              atMostOne("the name of a Task"),
 		ValidArgsFunction: p.completeTasks,
@@ -49,6 +54,7 @@ Pending, WaitingForTask, Running or Cancelling.`,
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "Output format: json, yaml or name (default: a table)")
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "List the runs in every namespace")
+	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "A label selector, as kubectl takes it: -l team=platform, -l 'env in (dev,test)', -l '!draft'")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml", "name"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -66,12 +72,19 @@ func (p *plugin) runList(cmd *cobra.Command, task string, f listFlags) error {
 	default:
 		return usageErrorf(cmd, "unknown output format %q; use -o json, -o yaml or -o name", f.output)
 	}
+	var opts []client.ListOption
+	if f.selector != "" {
+		sel, err := parseSelector(cmd, f.selector)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+	}
 	ctx := cmd.Context()
 	c, ns, err := p.connect()
 	if err != nil {
 		return err
 	}
-	var opts []client.ListOption
 	if !f.allNamespaces {
 		opts = append(opts, client.InNamespace(ns))
 	}
@@ -97,14 +110,18 @@ func (p *plugin) runList(cmd *cobra.Command, task string, f listFlags) error {
 		return printRuns(p.Streams.Out, printer, f.output, runs)
 	}
 	if len(runs) == 0 {
+		which := "No runs"
+		if task != "" {
+			which += fmt.Sprintf(" of Task %q", task)
+		}
+		if f.selector != "" {
+			which += fmt.Sprintf(" matching -l %s", f.selector)
+		}
 		where := fmt.Sprintf("in namespace %q", ns)
 		if f.allNamespaces {
 			where = "in any namespace"
 		}
-		if task != "" {
-			where = fmt.Sprintf("of Task %q %s", task, where)
-		}
-		fmt.Fprintf(p.Streams.ErrOut, "No runs %s.\n", where)
+		fmt.Fprintf(p.Streams.ErrOut, "%s %s.\n", which, where)
 		return nil
 	}
 	return p.printRunTable(p.Streams.Out, runs, f.allNamespaces)

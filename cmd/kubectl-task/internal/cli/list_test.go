@@ -132,3 +132,43 @@ taskrun.minitask.dev/greet-old
 		}
 	})
 }
+
+// TestListSelector checks list -l, a label selector as kubectl takes it.
+func TestListSelector(t *testing.T) {
+	h := newHarness(t)
+	h.release3History(t)
+
+	tests := map[string]struct {
+		args []string
+		want result
+	}{
+		"equality": {
+			args: []string{"list", "-l", "team=platform", "-o", "name"},
+			want: result{Stdout: "taskrun.minitask.dev/build-team\ntaskrun.minitask.dev/build-full\n"},
+		},
+		"a set and equality together": {
+			args: []string{"list", "--selector", "team in (platform,web),tier=nightly", "-o", "name"},
+			want: result{Stdout: "taskrun.minitask.dev/build-full\n"},
+		},
+		"the runs without a label": {
+			args: []string{"list", "build", "-l", "!team", "-o", "name"},
+			want: result{Stdout: "taskrun.minitask.dev/build-plain\n"},
+		},
+		"no run matches": {
+			args: []string{"list", "build", "-l", "team=web"},
+			want: result{Stderr: "No runs of Task \"build\" matching -l team=web in namespace \"NS\".\n"},
+		},
+		"a malformed selector": {
+			args: []string{"list", "-l", "team in platform"},
+			want: result{Code: 2, Stderr: `error: malformed -l "team in platform": unable to parse requirement: found 'platform' expected: '('; see 'kubectl task list --help'` + "\n"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := h.kubectlTask(t, tc.args...)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("kubectl task %s (-want +got):\n%s", strings.Join(tc.args, " "), diff)
+			}
+		})
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
@@ -17,12 +19,15 @@ import (
 
 // startFlags are start's flags.
 type startFlags struct {
-	params       []string
-	timeout      string
-	name         string
-	generateName bool
-	showlog      bool
-	wait         bool
+	params         []string
+	workspaces     []string
+	serviceAccount string
+	labels         []string
+	timeout        string
+	name           string
+	generateName   bool
+	showlog        bool
+	wait           bool
 }
 
 func (p *plugin) newStartCommand() *cobra.Command {
@@ -35,7 +40,9 @@ that follows its logs.
 
 Before creating anything, start checks the params: every param the Task declares
 without a default needs a value (-p NAME=VALUE); start lists those that are
-missing, with their descriptions, and the params that have defaults.
+missing, with their descriptions, and the params that have defaults. A -w
+for a workspace the Task does not declare is refused too, naming those it
+declares; a workspace left unbound is an emptyDir for the run's Pod.
 
 With --wait or --showlog, start waits for the run to finish, and exits 0 when
 it succeeded, or 1 with the reason when it failed. Should the logs stop before
@@ -44,7 +51,12 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
   kubectl task start greet -p greeting=hello
 
   # Run it under a name of your own, at most 10 minutes, and follow its steps' logs
-  kubectl task start greet -p greeting=hello --name greet-1 --timeout 10m --showlog`,
+  kubectl task start greet -p greeting=hello --name greet-1 --timeout 10m --showlog
+
+  # Run the Task build with its workspace source on a claim, as the
+  # ServiceAccount builder, labelled so that list -l finds it
+  kubectl task start build -w source=pvc:build-cache -w settings=configmap:build-settings \
+    --serviceaccount builder -l team=platform`,
 		Args:              exactlyOne("the name of a Task"),
 		ValidArgsFunction: p.completeTasks,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,6 +65,9 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "A param's value, as NAME=VALUE; repeat for each param")
+	fl.StringArrayVarP(&f.workspaces, "workspace", "w", nil, "Bind a workspace of the Task: "+workspaceFlagHelp+"; repeat for each workspace")
+	fl.StringVar(&f.serviceAccount, "serviceaccount", "", "The ServiceAccount the run's Pod runs as (default: none, and no API token)")
+	fl.StringArrayVarP(&f.labels, "label", "l", nil, "A label of the run, as KEY=VALUE; repeat for each label")
 	fl.StringVar(&f.timeout, "timeout", "", "How long the run may take, e.g. 10m or 1h30m; 0s means no limit (default: the controller's, "+
 		flagDuration(runstate.DefaultTimeout)+" unless set)")
 	fl.StringVar(&f.name, "name", "", "The TaskRun's name (default: generated, TASK-xxxxx)")
@@ -67,6 +82,22 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	given, err := parseParams(cmd, f.params)
 	if err != nil {
 		return err
+	}
+	workspaces, err := parseWorkspaces(cmd, f.workspaces)
+	if err != nil {
+		return err
+	}
+	runLabels, err := parseLabels(cmd, f.labels)
+	if err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("serviceaccount") {
+		if f.serviceAccount == "" {
+			return usageErrorf(cmd, "--serviceaccount needs the name of a ServiceAccount; leave the flag out for none")
+		}
+		if errs := validation.IsDNS1123Subdomain(f.serviceAccount); len(errs) > 0 {
+			return usageErrorf(cmd, "--serviceaccount %q is not a ServiceAccount name: %s", f.serviceAccount, strings.Join(errs, "; "))
+		}
 	}
 	if f.name != "" && f.generateName {
 		return usageErrorf(cmd, "give --name or --generate-name, not both")
@@ -88,19 +119,26 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if err != nil {
 		return err
 	}
+	if err := checkWorkspaces(cmd, task, workspaces); err != nil {
+		return err
+	}
 	if err := checkParams(cmd, task, effectiveParams(task, given)); err != nil {
 		return err
 	}
 
 	run := &v1beta1.TaskRun{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.name, Labels: runLabels},
 		Spec: v1beta1.TaskRunSpec{
-			TaskRef: v1beta1.TaskRef{Name: task.Name},
-			Timeout: timeout,
+			TaskRef:            v1beta1.TaskRef{Name: task.Name},
+			Timeout:            timeout,
+			ServiceAccountName: f.serviceAccount,
 		},
 	}
 	if len(given) > 0 {
 		run.Spec.Params = given
+	}
+	if len(workspaces) > 0 {
+		run.Spec.Workspaces = workspaces
 	}
 	if f.name == "" {
 		run.GenerateName = task.Name + "-"
