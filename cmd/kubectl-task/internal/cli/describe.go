@@ -25,11 +25,16 @@ const maxEvents = 10
 func (p *plugin) newDescribeCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe RUN",
-		Short: "Show a run in detail: params, conditions, steps and Events",
-		Long: `Show a run in detail: its Task, each param with its effective value and where
-it comes from (the run, or the Task's default), the timeout, the conditions,
+		Short: "Show a run in detail: params, workspaces, Pod settings, conditions, steps and Events",
+		Long: `Show a run in detail: its Task and labels; each param with its effective value
+and where it comes from (the run, or the Task's default); each workspace with
+its source and mount path; the ServiceAccount and Pod template; the steps'
+env (where each variable's value comes from; literal values are shown, as
+kubectl describe pod shows them) and resources; the timeout, the conditions,
 each step with its state, exit code and duration, and the run's recent Events
-and its Pod's (or, where they cannot be listed, a note saying why).`,
+and its Pod's (or, where they cannot be listed, a note saying why).
+
+Env and resources are read from the Task as it is now.`,
 		Example:           `  kubectl task describe greet-x7k2p`,
 		Aliases:           []string{"desc"},
 		Args:              exactlyOne("the name of a run"),
@@ -72,6 +77,10 @@ func (p *plugin) runDescribe(ctx context.Context, name string) error {
 	d := describer{w: newTabWriter(p.Streams.Out), now: p.Now()}
 	d.header(run)
 	d.params(run, task, taskNote)
+	d.workspaces(run, task, taskNote)
+	d.podSettings(run)
+	d.stepEnv(task, taskNote)
+	d.stepResources(task, taskNote)
 	d.conditions(run)
 	d.steps(run, task)
 	d.events(events, eventsNote)
@@ -91,6 +100,13 @@ func (d *describer) line(format string, args ...any) {
 func (d *describer) header(run *v1beta1.TaskRun) {
 	d.line("Name:\t%s", run.Name)
 	d.line("Namespace:\t%s", run.Namespace)
+	for i, l := range labelLines(run.Labels) {
+		if i == 0 {
+			d.line("Labels:\t%s", l)
+		} else {
+			d.line("\t%s", l)
+		}
+	}
 	d.line("Task:\t%s", run.Spec.TaskRef.Name)
 	d.line("Status:\t%s", runstate.Summary(run))
 	if c := runstate.Succeeded(run); c != nil && c.Message != "" {

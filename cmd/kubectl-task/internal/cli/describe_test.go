@@ -15,6 +15,7 @@ var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
 // failedRunButEvents is what describe shows of greet-failed up to its Events.
 const failedRunButEvents = `Name:        greet-failed
 Namespace:   NS
+Labels:      ---
 Task:        greet
 Status:      Failed(StepFailed)
 Message:     step "say" exited with code 3
@@ -28,6 +29,18 @@ Params:
   NAME       VALUE   FROM
   greeting   hi      run
   name       world   default
+
+Workspaces:
+  (none)
+
+Pod Settings:
+  Service Account:   --- (none named: the Pod gets no API token)
+
+Step Env:
+  (none)
+
+Step Resources:
+  (none set)
 
 Conditions:
   TYPE        STATUS   REASON       LAST TRANSITION   MESSAGE
@@ -72,6 +85,7 @@ func TestDescribe(t *testing.T) {
 			run: "greet-running",
 			want: result{Stdout: `Name:        greet-running
 Namespace:   NS
+Labels:      ---
 Task:        greet
 Status:      Running
 Message:     running step "say" (2 of 2)
@@ -85,6 +99,18 @@ Params:
   NAME       VALUE   FROM
   greeting   hey     run
   name       world   default
+
+Workspaces:
+  (none)
+
+Pod Settings:
+  Service Account:   --- (none named: the Pod gets no API token)
+
+Step Env:
+  (none)
+
+Step Resources:
+  (none set)
 
 Conditions:
   TYPE        STATUS    REASON    LAST TRANSITION   MESSAGE
@@ -103,6 +129,7 @@ Events:
 			run: "greet-new",
 			want: result{Stdout: `Name:        greet-new
 Namespace:   NS
+Labels:      ---
 Task:        greet
 Status:      Pending
 Started:     ---
@@ -115,6 +142,18 @@ Params:
   NAME       VALUE   FROM
   greeting   yo      run
   name       world   default
+
+Workspaces:
+  (none)
+
+Pod Settings:
+  Service Account:   --- (none named: the Pod gets no API token)
+
+Step Env:
+  (none)
+
+Step Resources:
+  (none set)
 
 Conditions:
   (none: the controller has not seen the run yet)
@@ -132,6 +171,7 @@ Events:
 			run: "lost-run",
 			want: result{Stdout: `Name:        lost-run
 Namespace:   NS
+Labels:      ---
 Task:        gone
 Status:      WaitingForTask
 Message:     waiting for Task "gone", which does not exist
@@ -144,6 +184,18 @@ Pod:         ---
 Params:
   (Task "gone" does not exist: the run's own values only)
   (none)
+
+Workspaces:
+  (none)
+
+Pod Settings:
+  Service Account:   --- (none named: the Pod gets no API token)
+
+Step Env:
+  (Task "gone" does not exist)
+
+Step Resources:
+  (Task "gone" does not exist)
 
 Conditions:
   TYPE        STATUS    REASON           LAST TRANSITION   MESSAGE
