@@ -43,7 +43,19 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return nil
 	}
 	deadline := s.deadline()
-	pod, err := podForRun(s.run, task, values, deadline.ActiveDeadlineSeconds(s.now))
+	restricted, err := r.namespaceRestricted(ctx, s.run.Namespace)
+	if err != nil {
+		// Building the Pod without knowing would make one that a restricted
+		// namespace refuses for good: wait, within the run's timeout.
+		s.outcome = podRefused(runstate.PodName(s.run), causeNamespaceUnread, err)
+		r.retryByDeadline(s.run, deadline)
+		return fmt.Errorf("creating the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
+	}
+	pod, err := podForRun(s.run, task, podInputs{
+		params:                values,
+		activeDeadlineSeconds: deadline.ActiveDeadlineSeconds(s.now),
+		restricted:            restricted,
+	})
 	var tooLarge *podTooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -85,10 +97,16 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 	// The error retries the run with the work queue's backoff, but never
 	// later than its deadline, when it times out.
 	s.outcome = podRefused(pod.Name, refused.cause, err)
-	if at, ok := deadline.Time(); ok && r.retries != nil {
-		r.retries.retryBy(client.ObjectKeyFromObject(s.run), at)
-	}
+	r.retryByDeadline(s.run, deadline)
 	return fmt.Errorf("creating Pod %s/%s (%s): %w", pod.Namespace, pod.Name, refused.cause, err)
+}
+
+// retryByDeadline makes the work queue's next retry of run come no later than
+// its deadline, when it times out.
+func (r *TaskRunReconciler) retryByDeadline(run *v1beta1.TaskRun, deadline runstate.Deadline) {
+	if at, ok := deadline.Time(); ok && r.retries != nil {
+		r.retries.retryBy(client.ObjectKeyFromObject(run), at)
+	}
 }
 
 // podInTheWay is the outcome of a run whose Pod name is taken by a Pod it

@@ -2,9 +2,12 @@ package controllers
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/params"
@@ -12,39 +15,58 @@ import (
 )
 
 // This file builds the one Pod that runs a TaskRun. Everything here is pure, so
-// the Pod's shape is tested without an API server.
+// the Pod's shape is tested without an API server. pod_workspaces.go adds the
+// workspaces' volumes, pod_security.go the settings of restricted namespaces.
 
-// maxPodText is the most bytes that the images and scripts of a run's Pod may
-// hold once params are expanded (the API's Limits). A short reference
-// repeated in every step and a long value multiply: a Pod past this size would
-// be refused by the API server (at 3 MiB a request) or by etcd (1.5 MiB an
-// object), and building it could take the manager's memory.
+// maxPodText is the most bytes that the texts of a run's Pod in which
+// references are replaced (images, scripts, commands, args, working
+// directories, env values) may hold once params and workspace paths are
+// expanded (the API's Limits). A short reference repeated in every step and a
+// long value multiply: a Pod past this size would be refused by the API
+// server (at 3 MiB a request) or by etcd (1.5 MiB an object), and building it
+// could take the manager's memory.
 const maxPodText = 1 << 20
 
 // podTooLargeError says that a run's Pod would pass maxPodText.
 type podTooLargeError struct {
-	// size is what the Pod's images and scripts would hold, counted without
+	// size is what the Pod's expanded texts would hold, counted without
 	// building them.
 	size, limit int64
 }
 
 func (e *podTooLargeError) Error() string {
-	return fmt.Sprintf("with its params expanded, the Pod's images and scripts would hold %d bytes, over the limit of %d bytes (1 MiB)", e.size, e.limit)
+	return fmt.Sprintf("with its params and workspace paths expanded, the Pod's images, scripts, commands, args, working directories and env values would hold %d bytes, over the limit of %d bytes (1 MiB)", e.size, e.limit)
+}
+
+// podInputs is what a run's Pod is built from besides the run and its Task.
+type podInputs struct {
+	// params are the values of the Task's params, by name (runstate.ParamValues).
+	params map[string]string
+	// activeDeadlineSeconds bounds the Pod by what is left of the run's
+	// timeout; nil for none.
+	activeDeadlineSeconds *int64
+	// restricted says that the run's namespace enforces the restricted Pod
+	// Security level, as it did when the Pod was built.
+	restricted bool
 }
 
 // podForRun returns the Pod that runs task's steps for run, in order: every
 // step but the last is an init container, so that the kubelet runs them one
 // after another and stops at the first failure; the last is the container.
-// The caller sets the owner reference. task must have at least one step,
-// which the CRD's schema guarantees. A Pod whose images and scripts would pass
-// maxPodText once values are substituted is a *podTooLargeError, found by
-// counting: no more than maxPodText bytes of it are ever built.
-func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]string, activeDeadlineSeconds *int64) (*corev1.Pod, error) {
+// Every step mounts every workspace. The caller sets the owner reference.
+// task must have at least one step, which the CRD's schema guarantees. A Pod
+// whose texts would pass maxPodText once references are replaced is a
+// *podTooLargeError, found by counting: no more than maxPodText bytes of it
+// are ever built.
+func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.Pod, error) {
+	values := params.Values{Params: in.params, Workspaces: runstate.WorkspacePaths(task)}
 	budget := params.NewBudget(maxPodText)
+	mounts := workspaceMounts(task)
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
-		containers[i] = containerForStep(step, params.Values{Params: values}, budget)
+		containers[i] = containerForStep(step, values, budget)
+		containers[i].VolumeMounts = slices.Clone(mounts)
 		stepNames[i] = step.Name
 	}
 	if budget.Exceeded() {
@@ -59,14 +81,20 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      runstate.PodName(run),
 			Namespace: run.Namespace,
-			Labels:    runstate.PodLabels(run),
+			Labels:    podLabels(run),
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:         corev1.RestartPolicyNever,
 			InitContainers:        initContainers,
 			Containers:            containers[last:],
-			ActiveDeadlineSeconds: activeDeadlineSeconds,
+			Volumes:               workspaceVolumes(task, run),
+			ActiveDeadlineSeconds: in.activeDeadlineSeconds,
 		},
+	}
+	applyServiceAccount(&pod.Spec, run.Spec.ServiceAccountName)
+	applyPodTemplate(&pod.Spec, run.Spec.PodTemplate)
+	if in.restricted {
+		applyRestricted(&pod.Spec)
 	}
 	// A step name too long for its container name is kept whole on the Pod,
 	// so that status.steps and kubectl task logs still name the step.
@@ -76,18 +104,90 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, values map[string]strin
 	return pod, nil
 }
 
-// containerForStep returns step's container with values substituted into its
-// image and script, charged to budget. An empty script runs the image's own
-// entrypoint.
+// podLabels returns the run's labels and the controller's own, which win: the
+// cache and the Pod watch find Pods by them.
+func podLabels(run *v1beta1.TaskRun) map[string]string {
+	labels := make(map[string]string, len(run.Labels)+2)
+	maps.Copy(labels, run.Labels)
+	maps.Copy(labels, runstate.PodLabels(run))
+	return labels
+}
+
+// containerForStep returns step's container with references replaced in
+// every text that may hold them, each charged to budget. A script runs as
+// /bin/sh -c SCRIPT; a step without one runs its command and args, or the
+// image's entrypoint.
 func containerForStep(step v1beta1.Step, values params.Values, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
-		Name:  runstate.StepContainer(step.Name),
-		Image: budget.Substitute(step.Image, values),
+		Name:       runstate.StepContainer(step.Name),
+		Image:      budget.Substitute(step.Image, values),
+		Command:    substituteAll(step.Command, values, budget),
+		Args:       substituteAll(step.Args, values, budget),
+		WorkingDir: budget.Substitute(step.WorkingDir, values),
+		Env:        substituteEnv(step.Env, values, budget),
 	}
 	if step.Script != "" {
 		c.Command = []string{"/bin/sh", "-c", budget.Substitute(step.Script, values)}
 	}
+	for _, from := range step.EnvFrom {
+		c.EnvFrom = append(c.EnvFrom, *from.DeepCopy())
+	}
+	if step.ComputeResources != nil {
+		c.Resources = *step.ComputeResources.DeepCopy()
+	}
 	return c
+}
+
+// substituteAll returns texts with references replaced, nil for none.
+func substituteAll(texts []string, values params.Values, budget *params.Budget) []string {
+	if len(texts) == 0 {
+		return nil
+	}
+	out := make([]string, len(texts))
+	for i, s := range texts {
+		out[i] = budget.Substitute(s, values)
+	}
+	return out
+}
+
+// substituteEnv returns env with references replaced in each value; a value
+// taken from a ConfigMap, a Secret or the Pod is copied as it is.
+func substituteEnv(env []corev1.EnvVar, values params.Values, budget *params.Budget) []corev1.EnvVar {
+	if len(env) == 0 {
+		return nil
+	}
+	out := make([]corev1.EnvVar, len(env))
+	for i, e := range env {
+		out[i] = *e.DeepCopy()
+		out[i].Value = budget.Substitute(e.Value, values)
+	}
+	return out
+}
+
+// applyServiceAccount gives the Pod a ServiceAccount token only when the run
+// names a ServiceAccount: a step has no business with the API server unless
+// the run's creator says so, and the namespace's default ServiceAccount may
+// hold permissions the creator never meant to lend the steps.
+func applyServiceAccount(spec *corev1.PodSpec, serviceAccountName string) {
+	if serviceAccountName == "" {
+		spec.AutomountServiceAccountToken = ptr.To(false)
+		return
+	}
+	spec.ServiceAccountName = serviceAccountName
+}
+
+// applyPodTemplate copies the run's Pod settings onto spec.
+func applyPodTemplate(spec *corev1.PodSpec, template *v1beta1.PodTemplate) {
+	if template == nil {
+		return
+	}
+	t := template.DeepCopy()
+	spec.NodeSelector = t.NodeSelector
+	spec.Tolerations = t.Tolerations
+	spec.Affinity = t.Affinity
+	spec.SecurityContext = t.SecurityContext
+	spec.ImagePullSecrets = t.ImagePullSecrets
+	spec.PriorityClassName = t.PriorityClassName
 }
 
 // neverStarted reports whether no step of pod has started, so that stopping

@@ -28,8 +28,9 @@ func TestPodForRun(t *testing.T) {
 		"one step: no init containers, entrypoint kept without script": {
 			task: wrappers.Task("ns", "t").Step("only", "alpine:3", "").Obj(),
 			want: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers:    []corev1.Container{{Name: "step-only", Image: "alpine:3"}},
+				RestartPolicy:                corev1.RestartPolicyNever,
+				AutomountServiceAccountToken: ptr.To(false),
+				Containers:                   []corev1.Container{{Name: "step-only", Image: "alpine:3"}},
 			},
 		},
 		"steps in order, params substituted, deadline set": {
@@ -40,8 +41,9 @@ func TestPodForRun(t *testing.T) {
 			values:   map[string]string{"tag": "3", "greeting": "hi", "registry": "r.io"},
 			deadline: ptr.To[int64](60),
 			want: corev1.PodSpec{
-				RestartPolicy:         corev1.RestartPolicyNever,
-				ActiveDeadlineSeconds: ptr.To[int64](60),
+				RestartPolicy:                corev1.RestartPolicyNever,
+				ActiveDeadlineSeconds:        ptr.To[int64](60),
+				AutomountServiceAccountToken: ptr.To(false),
 				InitContainers: []corev1.Container{
 					{Name: "step-fetch", Image: "alpine:3", Command: []string{"/bin/sh", "-c", "echo hi $(params.unknown) $HOME"}},
 					{Name: "step-build", Image: "golang:1", Command: []string{"/bin/sh", "-c", "go build"}},
@@ -54,16 +56,17 @@ func TestPodForRun(t *testing.T) {
 		"step name too long for a container name: shortened, kept whole in an annotation": {
 			task: wrappers.Task("ns", "t").Step("short", "alpine:3", "").Step(strings.Repeat("s", 63), "alpine:3", "").Obj(),
 			want: corev1.PodSpec{
-				RestartPolicy:  corev1.RestartPolicyNever,
-				InitContainers: []corev1.Container{{Name: "step-short", Image: "alpine:3"}},
-				Containers:     []corev1.Container{{Name: runstate.StepContainer(strings.Repeat("s", 63)), Image: "alpine:3"}},
+				RestartPolicy:                corev1.RestartPolicyNever,
+				AutomountServiceAccountToken: ptr.To(false),
+				InitContainers:               []corev1.Container{{Name: "step-short", Image: "alpine:3"}},
+				Containers:                   []corev1.Container{{Name: runstate.StepContainer(strings.Repeat("s", 63)), Image: "alpine:3"}},
 			},
 			wantAnnotations: map[string]string{runstate.AnnotationStepNames: `["short","` + strings.Repeat("s", 63) + `"]`},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, tc.values, tc.deadline)
+			got, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, podInputs{params: tc.values, activeDeadlineSeconds: tc.deadline})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,8 +81,10 @@ func TestPodForRun(t *testing.T) {
 	}
 }
 
-// TestPodForRunBudget: a Pod whose images and scripts, params expanded, pass
-// 1 MiB is an error that gives the size, found without building it.
+// TestPodForRunBudget: a Pod whose expanded texts (images, scripts, commands,
+// args, working directories, env values), params and workspace paths
+// expanded, pass 1 MiB is an error that gives the size, found without
+// building it.
 func TestPodForRunBudget(t *testing.T) {
 	bomb := strings.Repeat("echo $(params.x)\n", 1000)
 	manySteps := func(n int, script string) *v1beta1.Task {
@@ -88,6 +93,14 @@ func TestPodForRunBudget(t *testing.T) {
 			w.Step(fmt.Sprintf("s%d", i), "alpine", script)
 		}
 		return w.Obj()
+	}
+	stepsOf := func(n int, step func(i int) v1beta1.Step) *v1beta1.Task {
+		w := wrappers.Task("ns", "t").Param("x")
+		steps := make([]v1beta1.Step, n)
+		for i := range steps {
+			steps[i] = step(i)
+		}
+		return w.Steps(steps...).Obj()
 	}
 	tests := map[string]struct {
 		task    *v1beta1.Task
@@ -104,6 +117,47 @@ func TestPodForRunBudget(t *testing.T) {
 			value:   strings.Repeat("v", maxPodText-len("alpine")+1),
 			wantErr: &podTooLargeError{size: maxPodText + 1, limit: maxPodText},
 		},
+		"the bomb in env values: 20 steps of 100 values of 10 references each to 64 KiB": {
+			task: stepsOf(20, func(i int) v1beta1.Step {
+				env := make([]corev1.EnvVar, 100)
+				for j := range env {
+					env[j] = corev1.EnvVar{Name: fmt.Sprintf("V%d", j), Value: strings.Repeat("$(params.x)", 10)}
+				}
+				return v1beta1.Step{Name: fmt.Sprintf("s%d", i), Image: "alpine", Env: env}
+			}),
+			value: strings.Repeat("v", 64<<10),
+			wantErr: &podTooLargeError{
+				size:  20 * (int64(len("alpine")) + 100*10*(64<<10)),
+				limit: maxPodText,
+			},
+		},
+		"the bomb in args, command and workingDir": {
+			task: stepsOf(20, func(i int) v1beta1.Step {
+				return v1beta1.Step{
+					Name: fmt.Sprintf("s%d", i), Image: "alpine",
+					Command:    []string{"$(params.x)"},
+					Args:       []string{bomb, bomb},
+					WorkingDir: "/$(params.x)",
+				}
+			}),
+			value: strings.Repeat("v", 64<<10),
+			wantErr: &podTooLargeError{
+				size: 20 * (int64(len("alpine")) + 64<<10 + 2*(int64(len(bomb))+1000*(64<<10-int64(len("$(params.x)")))) +
+					1 + 64<<10),
+				limit: maxPodText,
+			},
+		},
+		"workspace paths count: one byte over with a long mountPath": {
+			task: func() *v1beta1.Task {
+				t := stepsOf(1, func(int) v1beta1.Step {
+					return v1beta1.Step{Name: "s", Image: "alpine", Args: []string{"$(params.x)", "$(workspaces.w.path)"}}
+				})
+				t.Spec.Workspaces = []v1beta1.WorkspaceDeclaration{{Name: "w", MountPath: "/" + strings.Repeat("p", 4095)}}
+				return t
+			}(),
+			value:   strings.Repeat("v", maxPodText-len("alpine")-4096+1),
+			wantErr: &podTooLargeError{size: maxPodText + 1, limit: maxPodText},
+		},
 		"the bomb: 20 steps of 1,000 references to 64 KiB": {
 			task:  manySteps(20, bomb),
 			value: strings.Repeat("v", 64<<10),
@@ -115,7 +169,7 @@ func TestPodForRunBudget(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, map[string]string{"x": tc.value}, nil)
+			pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, podInputs{params: map[string]string{"x": tc.value}})
 			var got *podTooLargeError
 			if err != nil && !errors.As(err, &got) {
 				t.Fatalf("podForRun() error %v, want a *podTooLargeError", err)
@@ -132,7 +186,7 @@ func TestPodForRunBudget(t *testing.T) {
 
 func TestNeverStarted(t *testing.T) {
 	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(),
-		wrappers.Task("ns", "t").Step("a", "alpine", "").Step("b", "alpine", "").Obj(), nil, nil)
+		wrappers.Task("ns", "t").Step("a", "alpine", "").Step("b", "alpine", "").Obj(), podInputs{})
 	if err != nil {
 		t.Fatal(err)
 	}

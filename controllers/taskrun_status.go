@@ -132,7 +132,7 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 }
 
 // progressOutcome returns the condition of a run whose Pod has not ended:
-// Running once a step has started, Pending before.
+// Running once a step has started, Pending before, saying what holds it back.
 func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 	current, started := len(steps)-1, false
 	for i := len(steps) - 1; i >= 0; i-- {
@@ -144,7 +144,7 @@ func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 		}
 	}
 	if !started {
-		return unknown(v1beta1.ReasonPending, "Pod %q has not started a step yet", pod.Name)
+		return unknown(v1beta1.ReasonPending, "%s", pendingMessage(pod))
 	}
 	return unknown(v1beta1.ReasonRunning, "running step %q (%d of %d)", steps[current].Name, current+1, len(steps))
 }

@@ -71,7 +71,7 @@ func TestParamExpansionBomb(t *testing.T) {
 	}
 
 	size := 20 * (len("alpine:3") + len(script) + 1000*(len(value)-len("$(params.x)")))
-	want := fmt.Sprintf("with its params expanded, the Pod's images and scripts would hold %d bytes, over the limit of 1048576 bytes (1 MiB); no Pod was created", size)
+	want := fmt.Sprintf("with its params and workspace paths expanded, the Pod's images, scripts, commands, args, working directories and env values would hold %d bytes, over the limit of 1048576 bytes (1 MiB); no Pod was created", size)
 	for _, name := range names {
 		run := all[name]
 		if cond := runstate.Succeeded(run); outcome(run) != "False/InvalidParams" || cond.Message != want {

@@ -1,0 +1,61 @@
+package controllers
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file says what holds back a Pod that has not started a step: the
+// scheduler's reason, or the kubelet's for the first step that waits. A run
+// whose PersistentVolumeClaim, ConfigMap or Secret is missing stays Pending,
+// and this is where its message comes from. It is pure, so every case is
+// tested by a table.
+
+// benignWaiting are the waiting reasons of a step that is merely on its way:
+// its image is being pulled or its container made, or a step before it runs.
+var benignWaiting = map[string]bool{
+	"":                  true,
+	"ContainerCreating": true,
+	"PodInitializing":   true,
+}
+
+// pendingMessage says why pod has not started a step yet: the PodScheduled
+// condition's message while the scheduler cannot place it, else the first
+// step that waits for a reason other than being on its way, with the
+// kubelet's reason and message, else that no step has started.
+func pendingMessage(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return fmt.Sprintf("Pod %q cannot be scheduled: %s", pod.Name, c.Message)
+		}
+	}
+	if step, waiting := firstHeldStep(pod); waiting != nil {
+		if waiting.Message == "" {
+			return fmt.Sprintf("step %q: %s", step, waiting.Reason)
+		}
+		return fmt.Sprintf("step %q: %s: %s", step, waiting.Reason, waiting.Message)
+	}
+	return fmt.Sprintf("Pod %q has not started a step yet", pod.Name)
+}
+
+// firstHeldStep returns, in the order the steps run, the first step whose
+// container waits for a reason that is not benign, and its waiting state.
+func firstHeldStep(pod *corev1.Pod) (string, *corev1.ContainerStateWaiting) {
+	waiting := make(map[string]*corev1.ContainerStateWaiting)
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			if w := list[i].State.Waiting; w != nil && !benignWaiting[w.Reason] {
+				waiting[list[i].Name] = w
+			}
+		}
+	}
+	for _, step := range runstate.Steps(pod) {
+		if w := waiting[step.Container]; w != nil {
+			return step.Name, w
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,60 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+// This file fills in the security settings that a namespace enforcing the
+// restricted Pod Security level requires, so that a run's Pod is admitted
+// there. Elsewhere the controller adds no security setting the run did not
+// ask for.
+
+const (
+	// labelPodSecurityEnforce is the namespace label that sets the Pod
+	// Security level the API server enforces on the namespace's Pods.
+	labelPodSecurityEnforce = "pod-security.kubernetes.io/enforce"
+	// podSecurityRestricted is that label's value for the strictest level.
+	podSecurityRestricted = "restricted"
+)
+
+// enforcesRestricted reports whether a namespace with labels enforces the
+// restricted Pod Security level.
+func enforcesRestricted(labels map[string]string) bool {
+	return labels[labelPodSecurityEnforce] == podSecurityRestricted
+}
+
+// applyRestricted fills in what the restricted level requires and spec
+// leaves unset: every step container drops every capability, may not gain
+// privileges and runs under the runtime's default seccomp profile, and the
+// Pod runs as a non-root user. A field the run's podTemplate.securityContext
+// sets wins: a Pod-level seccompProfile, say, is not overridden in each
+// container, and runAsNonRoot is not changed. Steps have no security context
+// of their own, so the containers' settings are the controller's alone.
+func applyRestricted(spec *corev1.PodSpec) {
+	if spec.SecurityContext == nil {
+		spec.SecurityContext = &corev1.PodSecurityContext{}
+	}
+	pod := spec.SecurityContext
+	if pod.RunAsNonRoot == nil {
+		pod.RunAsNonRoot = ptr.To(true)
+	}
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			list[i].SecurityContext = restrictedContainer(pod)
+		}
+	}
+}
+
+// restrictedContainer returns the security context of a step container in a
+// restricted namespace, for a Pod whose own security context is pod.
+func restrictedContainer(pod *corev1.PodSecurityContext) *corev1.SecurityContext {
+	sc := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	if pod.SeccompProfile == nil {
+		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	return sc
+}
