@@ -105,6 +105,8 @@ func TestServiceAccountUseThroughAPIServer(t *testing.T) {
 	t.Run("serviceAccountName is immutable", func(t *testing.T) {
 		testServiceAccountImmutable(t, env, ns)
 	})
+	// Last: it leaves the webhook unreachable.
+	t.Run("webhook down", func(t *testing.T) { testServiceAccountWebhookDown(t, env, ns) })
 }
 
 // TestServiceAccountUseCheckOff proves that --serviceaccount-use-check=false
