@@ -28,15 +28,19 @@ var env *testenv.Env
 func TestThroughAPIServer(t *testing.T) {
 	env = testenv.ForTest(t, webhooks.SetupWithManager)
 	for name, test := range map[string]func(*testing.T){
-		"a forged annotation on a v1alpha1 update":         testForgedUpdate,
-		"a forged annotation on a v1alpha1 create":         testForgedCreate,
-		"a forged Task annotation":                         testForgedTask,
-		"a v1alpha1 write v1beta1 allows":                  testHonestV1alpha1Writes,
-		"v1beta1 writes past 256 KiB of annotations":       testOversizedWrites,
-		"the match condition's bound holds when escaped":   testBoundHoldsForEscapedText,
-		"an object stored with its stash omitted":          testOmittedStash,
-		"small v1beta1 writes never reach the webhook":     testSmallWritesSkipTheWebhook,
-		"every TaskRun field the stash carries is counted": testStatusCountsForSize,
+		"a forged annotation on a v1alpha1 update":              testForgedUpdate,
+		"a forged annotation on a v1alpha1 create":              testForgedCreate,
+		"a forged Task annotation":                              testForgedTask,
+		"a v1alpha1 write v1beta1 allows":                       testHonestV1alpha1Writes,
+		"v1beta1 writes past 256 KiB of annotations":            testOversizedWrites,
+		"the match condition's bound holds when escaped":        testBoundHoldsForEscapedText,
+		"an object stored with its stash omitted":               testOmittedStash,
+		"small v1beta1 writes never reach the webhook":          testSmallWritesSkipTheWebhook,
+		"every TaskRun field the stash carries is counted":      testStatusCountsForSize,
+		"small writes of release 3's fields skip the webhook":   testSmallRelease3WritesSkipTheWebhook,
+		"big writes of release 3's fields are refused":          testBigRelease3WritesAreRefused,
+		"forged stashes of release 3's fields are refused":      testForgedRelease3Stash,
+		"a Task at the CRD's limits passes the match condition": testMaximalTaskPassesTheMatchCondition,
 	} {
 		t.Run(name, test)
 	}
@@ -133,7 +137,7 @@ func testOversizedWrites(t *testing.T) {
 	task := bigTask(ns, "big")
 	checkInvalid(t, env.Client.Create(ctx, task),
 		`metadata.annotations: Invalid value: read through minitask.dev/v1alpha1, this Task needs 327`,
-		"more than the API server's limit of 262144", "spec.description and spec.params")
+		"more than the API server's limit of 262144", "spec.description, spec.params, spec.workspaces")
 
 	// Under the limit it is stored; an annotation that takes it over is not.
 	task = bigTask(ns, "fits")
@@ -196,8 +200,8 @@ func testOmittedStash(t *testing.T) {
 	}
 	spoke.Labels = map[string]string{"touched": "v1alpha1"}
 	checkInvalid(t, env.Client.Update(ctx, spoke),
-		`metadata.annotations[minitask.dev/conversion-data-omitted]: Forbidden: this Task's spec.description and spec.params `+
-			`do not fit the annotations of its v1alpha1 form, so a v1alpha1 write would lose them; write it through minitask.dev/v1beta1`)
+		`metadata.annotations[minitask.dev/conversion-data-omitted]: Forbidden: this Task's spec.description, spec.params, `+
+			`spec.workspaces and the steps' command, args, workingDir, env, envFrom and computeResources do not fit the annotations of its v1alpha1 form, so a v1alpha1 write would lose them; write it through minitask.dev/v1beta1`)
 
 	hub := &v1beta1.Task{}
 	get(t, ns, "big", hub)
