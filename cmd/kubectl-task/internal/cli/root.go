@@ -47,7 +47,8 @@ Exit codes:
   1    an error (unknown Task or run, the cluster unreachable or refusing), or,
        for start --wait and start --showlog, the run failed
   2    a usage error: unknown command or flag, wrong arguments, a malformed
-       -p, a required param without a value
+       -p, -w, -l or --serviceaccount, a param or workspace the Task does not
+       declare, a required param without a value
   130  interrupted (Ctrl-C); a run that was started goes on in the cluster`
 
 // NewRootCommand returns the plugin's command tree, writing to o.Streams.

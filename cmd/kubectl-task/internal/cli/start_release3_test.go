@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
@@ -66,6 +67,23 @@ func TestStartBindings(t *testing.T) {
 			if run.Labels != nil {
 				t.Errorf("%s has labels %v, want none", run.Name, run.Labels)
 			}
+		}
+	})
+
+	t.Run("a ServiceAccount its user may not use", func(t *testing.T) {
+		// dev may start runs, but neither use ServiceAccounts nor create Pods:
+		// the API server's webhook refuses, and start passes on its reason.
+		h.grant(t, "dev", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list", "create"}})
+		before := h.TaskRunNames(t)
+		got := h.kubectlTask(t, "start", "build", "--name", "build-denied", "--serviceaccount", "builder", "--as", "dev")
+		want := result{Code: 1, Stderr: `error: admission webhook "vtaskrun-serviceaccount.minitask.dev" denied the request: ` +
+			`taskruns.minitask.dev "build-denied" is forbidden: spec.serviceAccountName: Forbidden: user "dev" may not use ServiceAccount "builder" in namespace "NS": ` +
+			`needs "use" on serviceaccounts "builder" or "create" on pods` + "\n"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("start --serviceaccount as dev (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(before, h.TaskRunNames(t)); diff != "" {
+			t.Errorf("TaskRuns after the refusal (-before +after):\n%s", diff)
 		}
 	})
 
