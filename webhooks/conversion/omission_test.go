@@ -136,10 +136,10 @@ func TestRelease3FieldsCountTowardsTheLimit(t *testing.T) {
 	args := []string{oversizedText(45 << 10)}
 
 	tests := map[string]struct {
-		hub    runtime.Object
+		hub runtime.Object
 	}{
-		"a step's env": {hub: hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", Env: env}).Obj()},
-		"a step's args": {hub: hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", Args: args}).Obj()},
+		"a step's env":                     {hub: hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", Env: env}).Obj()},
+		"a step's args":                    {hub: hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", Args: args}).Obj()},
 		"a run's podTemplate.nodeSelector": {hub: hubRun().PodTemplate(v1beta1.PodTemplate{NodeSelector: selector}).Obj()},
 	}
 	for name, tc := range tests {

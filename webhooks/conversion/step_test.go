@@ -139,7 +139,7 @@ func TestStepsToHub(t *testing.T) {
 		},
 		"a new step with a stashed step's name gets its additions": {
 			spoke: spokeTask().Steps(v1alpha1.Step{Name: "test", Image: "alpine", Script: "true"}).Annotation(stashKey, stashValue).Obj(),
-			want: hubTask().Steps(v1beta1.Step{Name: "test", Image: "alpine", Script: "true", Env: testStepWithEnv.Env}).Obj(),
+			want:  hubTask().Steps(v1beta1.Step{Name: "test", Image: "alpine", Script: "true", Env: testStepWithEnv.Env}).Obj(),
 		},
 		"no steps: the additions are dropped": {
 			spoke: spokeTask().Steps().Annotation(stashKey, stashValue).Obj(),
