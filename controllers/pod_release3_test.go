@@ -2,8 +2,10 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,11 +15,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -288,4 +293,46 @@ func writeWaiting(t *testing.T, h *harness, name string, i int, reason, message 
 	if err != nil {
 		t.Fatalf("writing the status of Pod %s: %v", name, err)
 	}
+}
+
+// TestNamespaceUnreadable: a run whose namespace's labels cannot be read
+// (the manager's RBAC lacking get on namespaces, say, which the API reader
+// here answers until the test grants it) waits, saying so, and gets its Pod
+// once the read succeeds, without a restart.
+func TestNamespaceUnreadable(t *testing.T) {
+	h := newHarness(t)
+	var granted atomic.Bool
+	h.StartManager(t, func(mgr ctrl.Manager) error {
+		h.writes = &countingClient{Client: mgr.GetClient()}
+		r := &controllers.TaskRunReconciler{
+			Client:         h.writes,
+			APIReader:      &namespaceDenyingReader{Reader: mgr.GetAPIReader(), granted: &granted},
+			DefaultTimeout: time.Hour,
+		}
+		return r.SetupWithManager(mgr)
+	}, func(o *ctrl.Options) { o.Cache = controllers.CacheOptions() })
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "run", "t").Obj())
+
+	prefix := `Pod "run-pod" not created yet: its Namespace's Pod Security level could not be read; retrying: reading the labels of Namespace ` + h.NS + `: namespaces "` + h.NS + `" is forbidden`
+	testenv.Eventually(t, func() (bool, string) {
+		got := succeededCondition(h.TaskRun(t, "run"))
+		return got.Reason == v1beta1.ReasonPending && strings.HasPrefix(got.Message, prefix), fmt.Sprintf("%+v", got)
+	}, "the run to wait, saying %q", prefix)
+	granted.Store(true)
+	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "run-pod" has not started a step yet`})
+}
+
+// namespaceDenyingReader refuses to read Namespaces, as the API server does
+// for a manager whose role lacks get on them, until granted.
+type namespaceDenyingReader struct {
+	client.Reader
+	granted *atomic.Bool
+}
+
+func (r *namespaceDenyingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok && m.Kind == "Namespace" && !r.granted.Load() {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, key.Name,
+			fmt.Errorf(`User "system:serviceaccount:minitask-system:minitask-controller-manager" cannot get resource "namespaces" in API group "" at the cluster scope`))
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
 }
