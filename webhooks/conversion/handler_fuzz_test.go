@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apix "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -96,6 +97,16 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 		{"a v1alpha1 TaskRun with a forged annotation", review(tb, scheme, betaVersion, forgedSpokeRun()), converted},
 		{"a v1alpha1 Task with the omission marker", review(tb, scheme, betaVersion,
 			spokeTask().Annotation(AnnotationConversionDataOmitted, "true").Obj()), converted},
+		// Release 3's fields, both ways; a stash with a quantity that is none.
+		{"a Task with step additions and a workspace to v1alpha1", review(tb, scheme, alphaVersion,
+			hubTask().Steps(buildStepWithAdditions, testStepWithEnv).Workspace("source").Obj()), converted},
+		{"a v1alpha1 Task whose stash holds step additions by name", review(tb, scheme, betaVersion,
+			spokeTask().Annotation(stashed(`{"spec":{"steps":[`+buildStepStash+`,`+testStepStash+`]}}`)).Obj()), converted},
+		{"a v1alpha1 Task whose stash holds a quantity that is none", review(tb, scheme, betaVersion,
+			spokeTask().Annotation(stashed(`{"spec":{"steps":[{"name":"build","computeResources":{"limits":{"cpu":"lots"}}}]}}`)).Obj()), converted},
+		{"a TaskRun with workspaces, a ServiceAccount and a Pod template to v1alpha1", review(tb, scheme, alphaVersion,
+			hubRun().ServiceAccount("builder").PodTemplate(v1beta1.PodTemplate{PriorityClassName: "batch"}).
+				Workspace(v1beta1.WorkspaceBinding{Name: "w", EmptyDir: &corev1.EmptyDirVolumeSource{}}).Obj()), converted},
 		{"empty body", nil, rejected},
 		{"truncated JSON", []byte(`{"request":{"uid":`), rejected},
 		{"JSON null", []byte(`null`), rejected},
