@@ -139,3 +139,50 @@ func (p *plugin) completeNames(cmd *cobra.Command, toComplete string,
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
+
+// completeWorkspaces completes start's -w for the Task named first: first
+// the Task's workspaces, as NAME=, then, after the =, the kinds of source.
+// Names of claims, ConfigMaps and Secrets are not offered: listing Secrets
+// would read their values.
+func (p *plugin) completeWorkspaces(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) != 1 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	if name, _, ok := strings.Cut(toComplete, "="); ok {
+		var out []cobra.Completion
+		for _, kind := range []string{sourceEmptyDir, sourcePVC + ":", sourceConfigMap + ":", sourceSecret + ":"} {
+			if c := name + "=" + kind; strings.HasPrefix(c, toComplete) {
+				out = append(out, c)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
+	names, directive := p.completeNames(cmd, toComplete, func(ctx context.Context, c client.Client, ns string) ([]string, error) {
+		task := &v1beta1.Task{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[0]}, task); err != nil {
+			return nil, err
+		}
+		names := make([]string, len(task.Spec.Workspaces))
+		for i, w := range task.Spec.Workspaces {
+			names[i] = w.Name + "="
+		}
+		return names, nil
+	})
+	return names, directive | cobra.ShellCompDirectiveNoSpace
+}
+
+// completeServiceAccounts completes --serviceaccount with the namespace's
+// ServiceAccounts, and with nothing where they may not be listed.
+func (p *plugin) completeServiceAccounts(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return p.completeNames(cmd, toComplete, func(ctx context.Context, c client.Client, ns string) ([]string, error) {
+		var list corev1.ServiceAccountList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		names := make([]string, len(list.Items))
+		for i, sa := range list.Items {
+			names[i] = sa.Name
+		}
+		return names, nil
+	})
+}

@@ -9,16 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file holds the sections of describe that show what a run's Pod is
 // made of: workspaces, Pod settings, and the steps' env and resources.
-
-// defaultWorkspaceMountPath is where a workspace is mounted when its
-// declaration names no mountPath, as the API defines it.
-func defaultWorkspaceMountPath(name string) string {
-	return "/workspace/" + name
-}
 
 // Where a workspace's volume comes from, in describe's FROM column.
 const (
@@ -48,10 +43,7 @@ func (d *describer) workspaces(run *v1beta1.TaskRun, task *v1beta1.Task, taskNot
 			bound[b.Name] = b
 		}
 		for _, w := range task.Spec.Workspaces {
-			mount := w.MountPath
-			if mount == "" {
-				mount = defaultWorkspaceMountPath(w.Name)
-			}
+			mount := runstate.WorkspaceMountPath(w)
 			if w.ReadOnly != nil && *w.ReadOnly {
 				mount += " (read-only)"
 			}

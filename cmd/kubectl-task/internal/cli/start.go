@@ -74,6 +74,8 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
 	fl.BoolVar(&f.generateName, "generate-name", false, "Generate the TaskRun's name from the Task's, TASK-xxxxx (the default; excludes --name)")
 	fl.BoolVar(&f.showlog, "showlog", false, "Follow the steps' logs, in order, until the run finishes")
 	fl.BoolVar(&f.wait, "wait", false, "Wait until the run finishes, and exit 1 if it failed")
+	_ = cmd.RegisterFlagCompletionFunc("workspace", p.completeWorkspaces)
+	_ = cmd.RegisterFlagCompletionFunc("serviceaccount", p.completeServiceAccounts)
 	return cmd
 }
 
