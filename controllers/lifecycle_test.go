@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
@@ -311,8 +312,10 @@ func TestDefaultTimeout(t *testing.T) {
 }
 
 // TestPodForbiddenByAdmission creates a run in a namespace whose Pod
-// Security level its Pod breaks: admission forbids the Pod every time, so
-// the run ends PodFailed with the API's message, after at most 3 attempts.
+// Security level its Pod breaks (the controller fills in what the restricted
+// level requires, but the run's podTemplate asks to run as root, and what it
+// sets wins): admission forbids the Pod every time, so the run ends PodFailed
+// with the API's message, after at most 3 attempts.
 func TestPodForbiddenByAdmission(t *testing.T) {
 	h := newHarness(t)
 	ns := &corev1.Namespace{}
@@ -327,7 +330,8 @@ func TestPodForbiddenByAdmission(t *testing.T) {
 		t.Fatalf("labelling namespace %s restricted: %v", h.NS, err)
 	}
 	h.startController(t, time.Hour)
-	h.Create(t, twoSteps("forbidden"), wrappers.TaskRun("", "forbidden", "forbidden").Obj())
+	h.Create(t, twoSteps("forbidden"), wrappers.TaskRun("", "forbidden", "forbidden").
+		PodTemplate(v1beta1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(false)}}).Obj())
 
 	var got condition
 	testenv.Eventually(t, func() (bool, string) {
