@@ -6,14 +6,15 @@ import (
 
 // trimPod keeps of a cached Pod only what the controller reads: its metadata
 // (but managedFields), the names of its containers, activeDeadlineSeconds,
-// the status fields that tell how its steps went, and the PodScheduled
+// each container's name and state (waiting, running or terminated, with
+// their reasons, messages, exit codes and times), and the PodScheduled
 // condition, whose message says why a Pending Pod is not scheduled. The rest
-// (volumes, tolerations, the steps' scripts and environment, the other
-// conditions, IPs) can be
-// most of a Pod's size, and the cache holds every Pod minitask runs, finished
-// ones too. The controller changes Pods only with merge patches computed from
-// the cached object, which touch only the fields they set, so what is
-// trimmed here is never written back.
+// (volumes, tolerations, the steps' scripts, environment and resources, the
+// images, IDs, mounts and resources the kubelet reports for each container,
+// the other conditions, IPs) can be most of a Pod's size, and the cache holds
+// every Pod of a run that goes on. The controller changes Pods only with
+// merge patches computed from the cached object, which touch only the fields
+// they set, so what is trimmed here is never written back.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -34,8 +35,8 @@ func trimPod(obj any) (any, error) {
 			Reason:                pod.Status.Reason,
 			Message:               pod.Status.Message,
 			StartTime:             pod.Status.StartTime,
-			InitContainerStatuses: pod.Status.InitContainerStatuses,
-			ContainerStatuses:     pod.Status.ContainerStatuses,
+			InitContainerStatuses: containerStates(pod.Status.InitContainerStatuses),
+			ContainerStatuses:     containerStates(pod.Status.ContainerStatuses),
 			Conditions:            scheduledCondition(pod.Status.Conditions),
 		},
 	}
@@ -65,4 +66,16 @@ func scheduledCondition(conditions []corev1.PodCondition) []corev1.PodCondition 
 		}
 	}
 	return nil
+}
+
+// containerStates returns each container's name and state from statuses.
+func containerStates(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if statuses == nil {
+		return nil
+	}
+	states := make([]corev1.ContainerStatus, len(statuses))
+	for i, cs := range statuses {
+		states[i] = corev1.ContainerStatus{Name: cs.Name, State: cs.State}
+	}
+	return states
 }

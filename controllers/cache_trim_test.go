@@ -86,3 +86,28 @@ func TestTrimPodKeepsTheScheduledCondition(t *testing.T) {
 		})
 	}
 }
+
+func TestTrimPodKeepsEachContainersNameAndState(t *testing.T) {
+	terminated := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error",
+		Message: `{"exitCode": 3}`, StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}
+	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "pull access denied"}}
+	// As the kubelet reports them, with what the controller never reads.
+	reported := func(name string, state corev1.ContainerState) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: state, Image: "golang:1.26", ImageID: "docker.io/library/golang@sha256:0",
+			ContainerID: "containerd://0", Started: ptr.To(false), RestartCount: 0,
+			VolumeMounts: []corev1.VolumeMountStatus{{Name: "ws-source", MountPath: "/workspace/source"}},
+			Resources:    &corev1.ResourceRequirements{}, User: &corev1.ContainerUser{}}
+	}
+	got, err := trimPod(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning,
+		InitContainerStatuses: []corev1.ContainerStatus{reported("step-build", terminated)},
+		ContainerStatuses:     []corev1.ContainerStatus{reported("step-push", waiting)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := corev1.PodStatus{Phase: corev1.PodRunning,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "step-build", State: terminated}},
+		ContainerStatuses:     []corev1.ContainerStatus{{Name: "step-push", State: waiting}}}
+	if diff := cmp.Diff(want, got.(*corev1.Pod).Status); diff != "" {
+		t.Errorf("trimmed Pod's status (-want +got):\n%s", diff)
+	}
+}
