@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"testing"
 	"time"
 
@@ -18,18 +19,25 @@ import (
 )
 
 // BenchmarkControllerMemory measures bin/manager's resident memory with
-// 10,000 finished TaskRuns and their Pods in its cache. They are written as
-// the controller leaves them (the run's final status, its Pod), by a plain
-// client with the manager's controller off: running 10,000 runs through the
-// controller would take this two-core machine several minutes for the same
-// end state. Then the manager starts, reconciles each run once (finding
-// nothing to do) and settles; its RSS is read from /proc. It ignores b.N:
-// run it with -benchtime=1x.
+// 10,000 finished TaskRuns and their Pods on the cluster, runs of a few
+// Tasks that use release 3's fields (bench_objects_test.go). They are
+// written as the controller leaves them (the run's final status, its Pod),
+// by a plain client with the manager's controller off: running 10,000 runs
+// through the controller would take this two-core machine several minutes
+// for the same end state. Then the manager starts, reconciles each run once
+// (finding nothing to do) and settles; its RSS is read from /proc. It
+// ignores b.N: run it with -benchtime=1x.
 func BenchmarkControllerMemory(b *testing.B) {
-	const finishedRuns = 10000
+	const finishedRuns, tasks = 10000, 20
 	c := newCluster(b, "bench-memory")
 	webhooksOnly := startManager(b, c, "--enable-controller=false")
-	create(b, c, wrappers.Task(ns, "work").Step("work", "alpine:3", "true").Obj())
+	create(b, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: benchServiceAccount}})
+	var taskList []*v1beta1.Task
+	for i := range tasks {
+		task := release3Task(fmt.Sprintf("build-%02d", i))
+		create(b, c, task)
+		taskList = append(taskList, task)
+	}
 	nodes := &corev1.NodeList{}
 	if err := c.client.List(context.Background(), nodes); err != nil || len(nodes.Items) == 0 {
 		b.Fatalf("listing the cluster's nodes: %v (%d nodes)", err, len(nodes.Items))
@@ -37,7 +45,8 @@ func BenchmarkControllerMemory(b *testing.B) {
 	names := runNames("done", finishedRuns)
 	start := time.Now()
 	inParallel(b, 2*loadWorkers, names, func(name string) error {
-		return createFinishedRun(c, name, nodes.Items[len(name)%len(nodes.Items)].Name)
+		n := spread(name)
+		return createRelease3FinishedRun(c, name, taskList[n%tasks], nodes.Items[n%len(nodes.Items)].Name)
 	})
 	b.Logf("wrote %d finished runs and their Pods in %v", finishedRuns, time.Since(start).Round(time.Second))
 	webhooksOnly.stop()
@@ -91,4 +100,12 @@ func createFinishedRun(c *cluster, name, node string) error {
 		return fmt.Errorf("writing the status of %s: %w", name, err)
 	}
 	return nil
+}
+
+// spread is a number that name picks at random but always the same, to share
+// the runs among Tasks and nodes.
+func spread(name string) int {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32() >> 1)
 }
