@@ -86,3 +86,46 @@ func TestEnvFromSource(t *testing.T) {
 		})
 	}
 }
+
+func TestPodTemplateSummaries(t *testing.T) {
+	affinity := map[string]struct {
+		affinity corev1.Affinity
+		want     string
+	}{
+		"node and anti-affinity": {
+			affinity: corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}, PodAntiAffinity: &corev1.PodAntiAffinity{}},
+			want:     "nodeAffinity, podAntiAffinity",
+		},
+		"pod affinity": {affinity: corev1.Affinity{PodAffinity: &corev1.PodAffinity{}}, want: "podAffinity"},
+		"empty":        {want: "(empty)"},
+	}
+	for name, tc := range affinity {
+		t.Run("affinity: "+name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, affinityKinds(&tc.affinity)); diff != "" {
+				t.Errorf("affinityKinds (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	securityContexts := map[string]struct {
+		sc   corev1.PodSecurityContext
+		want string
+	}{
+		"who the steps run as": {
+			sc: corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(1000)), RunAsGroup: ptr.To(int64(3000)),
+				FSGroup: ptr.To(int64(2000)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			want: "runAsNonRoot=true, runAsUser=1000, runAsGroup=3000, fsGroup=2000, seccompProfile=RuntimeDefault",
+		},
+		"only settings the summary leaves out": {
+			sc:   corev1.PodSecurityContext{SupplementalGroups: []int64{5}},
+			want: "set (see the run's spec.podTemplate.securityContext)",
+		},
+	}
+	for name, tc := range securityContexts {
+		t.Run("security context: "+name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, securityContextSummary(&tc.sc)); diff != "" {
+				t.Errorf("securityContextSummary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
