@@ -20,7 +20,13 @@ import (
 // the API server would store them: names match their patterns and are
 // unique, enums hold allowed values, times are whole seconds, and optional
 // fields are sometimes absent and sometimes empty.
-type objectGenerator struct{ r *rand.Rand }
+type objectGenerator struct {
+	r *rand.Rand
+	// escapingText makes most text long runs of the characters the stash
+	// writes longest (six bytes each in JSON, four in UTF-8), to test
+	// bounds on its size.
+	escapingText bool
+}
 
 func newObjectGenerator(seed uint64) *objectGenerator {
 	return &objectGenerator{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
@@ -77,6 +83,9 @@ func (g *objectGenerator) reason() string {
 func (g *objectGenerator) text() string {
 	if g.chance(0.3) {
 		return ""
+	}
+	if g.escapingText && g.chance(0.8) {
+		return strings.Repeat(pick(g, "<", "\x01", "\u2028", "🙂", `"`), 1+g.intn(300))
 	}
 	pieces := []string{"a", "Z", "0", " ", "\n", "\t", `"`, `\`, "<", "&", "é", "日本", "🙂", "$(params.x)", "\u2028", "{}"}
 	var b strings.Builder
