@@ -40,6 +40,7 @@ func TestThroughAPIServer(t *testing.T) {
 		"re-applying a manifest after a v1alpha1 write":    testReapplyAfterV1alpha1Write,
 		"random objects round trip through the API server": testRandomObjectsThroughAPIServer,
 		"hostile objects among random ones":                testHostileObjectsThroughAPIServer,
+		"a v1alpha1 step edit keeps the step's additions":  testStepEditsThroughV1alpha1,
 	} {
 		t.Run(name, test)
 	}
