@@ -115,6 +115,20 @@ func (m *manager) saveProfile(tb testing.TB, profile, name string) {
 	tb.Logf("wrote the manager's %s profile to %s", profile, path)
 }
 
+// collectGarbage makes the manager collect its garbage now: pprof's heap
+// profile does, when asked with gc=1.
+func (m *manager) collectGarbage(tb testing.TB) {
+	tb.Helper()
+	resp, err := http.Get("http://" + m.pprofAddr + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		tb.Fatalf("making the manager collect its garbage: %v", err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("making the manager collect its garbage: HTTP %d, %v", resp.StatusCode, err)
+	}
+}
+
 // reconciles is how many times the manager's TaskRun controller has
 // reconciled since it started, whatever the result.
 func (f metricFamilies) reconciles() float64 {
