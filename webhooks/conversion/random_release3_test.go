@@ -78,7 +78,7 @@ func (g *objectGenerator) envVar(name string) corev1.EnvVar {
 }
 
 func (g *objectGenerator) envFromSource() corev1.EnvFromSource {
-	s := corev1.EnvFromSource{Prefix: pick(g, "", "APP_", g.paramName())}
+	s := corev1.EnvFromSource{Prefix: pick(g, "", "APP_", g.text())}
 	if g.chance(0.5) {
 		s.ConfigMapRef = &corev1.ConfigMapEnvSource{LocalObjectReference: g.localRef(), Optional: g.optionalBool()}
 	} else {
@@ -175,7 +175,7 @@ func (g *objectGenerator) workspaceBinding(name string) v1beta1.WorkspaceBinding
 
 func (g *objectGenerator) keyToPaths() []corev1.KeyToPath {
 	return list(g, 3, func(key string) corev1.KeyToPath {
-		return corev1.KeyToPath{Key: key, Path: g.dnsLabel() + "/" + key, Mode: g.fileMode()}
+		return corev1.KeyToPath{Key: key, Path: key + "/" + g.text(), Mode: g.fileMode()}
 	}, g.dnsLabel)
 }
 
@@ -215,7 +215,7 @@ func (g *objectGenerator) tolerations() []corev1.Toleration {
 		t := corev1.Toleration{Key: pick(g, "", "example.com/"+g.dnsLabel()),
 			Effect: pick(g, "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute)}
 		if g.chance(0.5) {
-			t.Operator, t.Value = corev1.TolerationOpEqual, g.dnsLabel()
+			t.Operator, t.Value = corev1.TolerationOpEqual, g.text()
 		} else {
 			t.Operator = pick(g, "", corev1.TolerationOpExists)
 		}
