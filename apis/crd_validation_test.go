@@ -168,6 +168,14 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			base: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}]}",
 			obj:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, persistentVolumeClaim: {claimName: c}}]}",
 			field: "spec.workspaces", also: "workspaces are immutable"},
+		"v1beta1 TaskRun changing an emptyDir's sizeLimit after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {sizeLimit: 1Gi}}]}",
+			obj:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {sizeLimit: 2Gi}}]}",
+			field: "spec.workspaces", also: "workspaces are immutable"},
+		"v1beta1 TaskRun adding a workspace after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}]}",
+			obj:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}, {name: x, emptyDir: {}}]}",
+			field: "spec.workspaces", also: "workspaces are immutable"},
 		"v1beta1 TaskRun changing podTemplate after creation": {
 			base: betaRun + "spec: {taskRef: {name: a}, podTemplate: {nodeSelector: {pool: a}}}",
 			obj:  betaRun + "spec: {taskRef: {name: a}, podTemplate: {nodeSelector: {pool: b}}}",
