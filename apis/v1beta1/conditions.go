@@ -1,5 +1,9 @@
 package v1beta1
 
+// StepReasonContinued is a step's status.steps[].reason when it exited
+// non-zero and its onError: continue let the run go on.
+const StepReasonContinued = "Continued"
+
 // ConditionSucceeded is the one condition type a TaskRun reports: Unknown while
 // it runs, True when every step exited 0, False when it failed.
 const ConditionSucceeded = "Succeeded"
@@ -27,6 +31,15 @@ const (
 	ReasonInvalidParams TaskRunReason = "InvalidParams"
 	// ReasonPodFailed: the Pod failed for a reason other than a step.
 	ReasonPodFailed TaskRunReason = "PodFailed"
+	// ReasonRetrying: an attempt failed for a reason in retryOn; the next
+	// attempt's Pod is on its way.
+	ReasonRetrying TaskRunReason = "Retrying"
+	// ReasonResultsTooLarge: a step's results do not fit its termination
+	// message (4 KiB).
+	ReasonResultsTooLarge TaskRunReason = "ResultsTooLarge"
+	// ReasonImagePullFailed: a step's image could not be pulled for longer
+	// than the manager's --image-pull-timeout.
+	ReasonImagePullFailed TaskRunReason = "ImagePullFailed"
 	// ReasonFailed: only from conversion, when a v1alpha1 writer set phase Failed.
 	ReasonFailed TaskRunReason = "Failed"
 )

@@ -29,6 +29,15 @@ type TaskSpec struct {
 	// +kubebuilder:validation:MaxItems=10
 	Workspaces []WorkspaceDeclaration `json:"workspaces,omitempty"`
 
+	// Results are the values the run hands back in status.results. A step
+	// writes a result's value to the file $(results.NAME.path); a Task that
+	// declares results must end with a script step.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Results []ResultDeclaration `json:"results,omitempty"`
+
 	// Steps run one after another; the first failing step stops the run.
 	// +required
 	// +listType=map
@@ -87,10 +96,39 @@ type WorkspaceDeclaration struct {
 	ReadOnly *bool `json:"readOnly,omitempty"`
 }
 
+// ResultDeclaration declares a value that a Task's steps hand back.
+type ResultDeclaration struct {
+	// Name is how steps refer to the result: $(results.NAME.path).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_][a-zA-Z0-9_-]*$`
+	Name string `json:"name,omitempty"`
+
+	// Description says what the result holds.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Description string `json:"description,omitempty"`
+}
+
+// OnError says what a failing step does to its run.
+// +kubebuilder:validation:Enum=stopAndFail;continue
+type OnError string
+
+// The values of a step's onError.
+const (
+	// OnErrorStopAndFail: a step that exits non-zero fails the run (the default).
+	OnErrorStopAndFail OnError = "stopAndFail"
+	// OnErrorContinue: the run goes on past the step whatever its code; script steps only.
+	OnErrorContinue OnError = "continue"
+)
+
 // Step is one container of a Task. It runs its script, or else its command
 // and args, or else the image's entrypoint.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.script) || (!has(self.command) && !has(self.args))",message="command and args cannot be used with script"
+// +kubebuilder:validation:XValidation:rule="!has(self.onError) || self.onError != 'continue' || has(self.script)",message="onError: continue needs a script",fieldPath=".onError"
 type Step struct {
 	// Name identifies the step within its Task; a DNS-1123 label.
 	// +required
@@ -152,6 +190,12 @@ type Step struct {
 	// ComputeResources are the step container's requests and limits.
 	// +optional
 	ComputeResources *corev1.ResourceRequirements `json:"computeResources,omitempty"`
+
+	// OnError is what the step's failure does: stopAndFail (the default) ends
+	// the run; continue (script steps only) lets the run go on, the step's
+	// exit code reported with reason Continued.
+	// +optional
+	OnError OnError `json:"onError,omitempty"`
 }
 
 // Task is a reusable list of container steps.

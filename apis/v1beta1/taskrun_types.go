@@ -15,6 +15,9 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.workspaces) == has(oldSelf.workspaces) && (!has(self.workspaces) || self.workspaces == oldSelf.workspaces)",message="workspaces are immutable",fieldPath=".workspaces"
 // +kubebuilder:validation:XValidation:rule="has(self.serviceAccountName) == has(oldSelf.serviceAccountName) && (!has(self.serviceAccountName) || self.serviceAccountName == oldSelf.serviceAccountName)",message="serviceAccountName is immutable",fieldPath=".serviceAccountName"
 // +kubebuilder:validation:XValidation:rule="has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate)",message="podTemplate is immutable",fieldPath=".podTemplate"
+// +kubebuilder:validation:XValidation:rule="has(self.retries) == has(oldSelf.retries) && (!has(self.retries) || self.retries == oldSelf.retries)",message="retries is immutable",fieldPath=".retries"
+// +kubebuilder:validation:XValidation:rule="has(self.retryOn) == has(oldSelf.retryOn) && (!has(self.retryOn) || self.retryOn == oldSelf.retryOn)",message="retryOn is immutable",fieldPath=".retryOn"
+// +kubebuilder:validation:XValidation:rule="has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished)",message="ttlSecondsAfterFinished is immutable",fieldPath=".ttlSecondsAfterFinished"
 type TaskRunSpec struct {
 	// TaskRef names the Task to run.
 	// +required
@@ -59,7 +62,42 @@ type TaskRunSpec struct {
 	// PodTemplate is copied onto the run's Pod.
 	// +optional
 	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
+
+	// Retries is how many more attempts the run makes after an attempt fails
+	// for a reason in retryOn; each attempt is a new Pod. Absent means 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	Retries *int32 `json:"retries,omitempty"`
+
+	// RetryOn are the failures that are retried: PodFailed (the default:
+	// evicted, node lost, ...) and StepFailed (a step exited non-zero).
+	// Timeout and cancellation are never retried.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=2
+	RetryOn []RetryReason `json:"retryOn,omitempty"`
+
+	// TTLSecondsAfterFinished is how long after completionTime the
+	// controller deletes the finished run, and its Pods. Absent means the
+	// manager's --default-ttl-after-finished (0: keep the run).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
+
+// RetryReason is a failure a run may retry.
+// +kubebuilder:validation:Enum=PodFailed;StepFailed
+type RetryReason string
+
+// The failures a run may retry.
+const (
+	// RetryOnPodFailed: the Pod failed for a reason other than a step.
+	RetryOnPodFailed RetryReason = "PodFailed"
+	// RetryOnStepFailed: a step exited non-zero.
+	RetryOnStepFailed RetryReason = "StepFailed"
+)
 
 // WorkspaceBinding binds one of a Task's workspaces to exactly one volume
 // source.
@@ -192,6 +230,69 @@ type TaskRunStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Steps []StepState `json:"steps,omitempty"`
+
+	// Results are the values the run's steps handed back, in the Task's order.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Results []RunResult `json:"results,omitempty"`
+
+	// Attempts are the run's earlier attempts, oldest first; podName names
+	// the current one.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+// RunResult is the value of one of the Task's results.
+type RunResult struct {
+	// Name is the Task's result.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name,omitempty"`
+
+	// Value is what the steps wrote to the result's file; it may be empty.
+	// +required
+	// +kubebuilder:validation:MaxLength=4096
+	Value *string `json:"value,omitempty"`
+}
+
+// Attempt reports one earlier attempt of a run.
+type Attempt struct {
+	// PodName is the attempt's Pod, stopped and kept for its logs.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	PodName string `json:"podName,omitempty"`
+
+	// StartTime is when the attempt started.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the attempt failed.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Reason is why the attempt failed: PodFailed or StepFailed.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Reason string `json:"reason,omitempty"`
+
+	// Message says how the attempt failed.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32768
+	Message string `json:"message,omitempty"`
 }
 
 // StepContainerState is the state of a step's container.
