@@ -99,3 +99,41 @@ func StoppingDeadlineSeconds(started, now time.Time) int64 {
 	elapsed := int64(now.Sub(started).Seconds())
 	return max(elapsed, 1)
 }
+
+// TTLAfterFinished returns how long after it finished run is deleted: its
+// spec.ttlSecondsAfterFinished (0: as soon as it finishes), else defaultTTL,
+// the manager's --default-ttl-after-finished. It returns false when the run
+// is kept: no TTL of its own and a defaultTTL of 0 (or less).
+func TTLAfterFinished(run *v1beta1.TaskRun, defaultTTL time.Duration) (time.Duration, bool) {
+	if ttl := run.Spec.TTLSecondsAfterFinished; ttl != nil {
+		return time.Duration(max(*ttl, 0)) * time.Second, true
+	}
+	return defaultTTL, defaultTTL > 0
+}
+
+// FinishedAt returns when run finished: its completionTime, else, for a run
+// that a v1alpha1 writer finished without one, when its condition last
+// changed. It returns false for a run that goes on.
+func FinishedAt(run *v1beta1.TaskRun) (time.Time, bool) {
+	if !Finished(run) {
+		return time.Time{}, false
+	}
+	if run.Status.CompletionTime != nil {
+		return run.Status.CompletionTime.Time, true
+	}
+	return Succeeded(run).LastTransitionTime.Time, true
+}
+
+// ExpiresAt returns when the controller deletes run: TTLAfterFinished after
+// FinishedAt. It returns false for a run that goes on or is kept.
+func ExpiresAt(run *v1beta1.TaskRun, defaultTTL time.Duration) (time.Time, bool) {
+	finished, ok := FinishedAt(run)
+	if !ok {
+		return time.Time{}, false
+	}
+	ttl, ok := TTLAfterFinished(run, defaultTTL)
+	if !ok {
+		return time.Time{}, false
+	}
+	return finished.Add(ttl), true
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -95,5 +96,43 @@ func TestStoppingDeadlineSeconds(t *testing.T) {
 		if got := runstate.StoppingDeadlineSeconds(start, start.Add(elapsed)); got != want {
 			t.Errorf("StoppingDeadlineSeconds(%s after start) = %d, want %d", elapsed, got, want)
 		}
+	}
+}
+
+func TestExpiresAt(t *testing.T) {
+	finished := func(status metav1.ConditionStatus, completion *metav1.Time) v1beta1.TaskRunStatus {
+		return v1beta1.TaskRunStatus{
+			Conditions:     []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: status, LastTransitionTime: metav1.NewTime(start.Add(time.Minute))}},
+			CompletionTime: completion,
+		}
+	}
+	completed := &metav1.Time{Time: start}
+	type want struct {
+		At      time.Time
+		Deleted bool
+	}
+	tests := map[string]struct {
+		ttl    *int32
+		def    time.Duration
+		status v1beta1.TaskRunStatus
+		want   want
+	}{
+		"own TTL":                         {ptr.To[int32](60), 0, finished(metav1.ConditionTrue, completed), want{start.Add(time.Minute), true}},
+		"own TTL wins over the default":   {ptr.To[int32](60), time.Hour, finished(metav1.ConditionFalse, completed), want{start.Add(time.Minute), true}},
+		"own 0: at once":                  {ptr.To[int32](0), time.Hour, finished(metav1.ConditionTrue, completed), want{start, true}},
+		"the default":                     {nil, time.Hour, finished(metav1.ConditionTrue, completed), want{start.Add(time.Hour), true}},
+		"no TTL, default 0: kept":         {nil, 0, finished(metav1.ConditionTrue, completed), want{}},
+		"going on: never":                 {ptr.To[int32](0), time.Hour, finished(metav1.ConditionUnknown, nil), want{}},
+		"not seen: never":                 {ptr.To[int32](0), time.Hour, v1beta1.TaskRunStatus{}, want{}},
+		"finished without completionTime": {ptr.To[int32](60), 0, finished(metav1.ConditionFalse, nil), want{start.Add(2 * time.Minute), true}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			run := &v1beta1.TaskRun{Spec: v1beta1.TaskRunSpec{TTLSecondsAfterFinished: tc.ttl}, Status: tc.status}
+			at, ok := runstate.ExpiresAt(run, tc.def)
+			if diff := cmp.Diff(tc.want, want{at, ok}); diff != "" {
+				t.Errorf("ExpiresAt() mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,9 @@ const (
 
 	// podNameSuffix ends the name of a run's Pod: RUN-pod.
 	podNameSuffix = "-pod"
+	// retryPodNameSuffix, then the attempt's number, ends the name of the
+	// Pod of a retry: RUN-pod-retry1 for the second attempt.
+	retryPodNameSuffix = "-pod-retry"
 
 	// hashLength is how many hex digits of a long name's SHA-256 keep
 	// shortened names apart: 40 bits, ample within one namespace or Pod.
@@ -52,6 +56,19 @@ const (
 // creating the Pod and recording it finds the same name.
 func PodName(run *v1beta1.TaskRun) string {
 	return bounded(run.Name, podNameSuffix, MaxLength)
+}
+
+// AttemptPodName returns the deterministic name of the Pod of run's attempt
+// (0 for the first): PodName for the first, so that runs without retries keep
+// the names earlier releases gave their Pods, and RUN-pod-retryN for the
+// attempt after N failures, shortened with a hash like PodName. A controller
+// that crashed after creating an attempt's Pod but before recording the
+// attempt derives the same name from the run's status.attempts, and finds it.
+func AttemptPodName(run *v1beta1.TaskRun, attempt int) string {
+	if attempt <= 0 {
+		return PodName(run)
+	}
+	return bounded(run.Name, retryPodNameSuffix+strconv.Itoa(attempt), MaxLength)
 }
 
 // TaskRunLabelValue returns the value of LabelTaskRun for run: its name, or a

@@ -182,3 +182,44 @@ func hashOf(name string) string {
 	sum := sha256.Sum256([]byte(name))
 	return hex.EncodeToString(sum[:])[:hashLength]
 }
+
+func TestAttemptPodName(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	tests := map[string]struct {
+		run     string
+		attempt int
+		want    string
+	}{
+		"first attempt is PodName":  {"build", 0, "build-pod"},
+		"second attempt":            {"build", 1, "build-pod-retry1"},
+		"eleventh attempt":          {"build", 10, "build-pod-retry10"},
+		"name that just fits":       {strings.Repeat("a", 51), 10, strings.Repeat("a", 51) + "-pod-retry10"},
+		"long name":                 {long, 3, strings.Repeat("a", 41) + "-" + hashOf(long) + "-pod-retry3"},
+		"long name, first attempt":  {long, 0, strings.Repeat("a", 48) + "-" + hashOf(long) + "-pod"},
+		"long name, tenth retry":    {long, 10, strings.Repeat("a", 40) + "-" + hashOf(long) + "-pod-retry10"},
+		"cut that would end in dot": {strings.Repeat("a", 40) + "." + long, 10, strings.Repeat("a", 40) + "-" + hashOf(strings.Repeat("a", 40)+"."+long) + "-pod-retry10"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := AttemptPodName(runNamed(tc.run), tc.attempt)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("AttemptPodName() mismatch (-want +got):\n%s", diff)
+			}
+			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 || len(got) > MaxLength {
+				t.Errorf("AttemptPodName() = %q (%d characters), not a valid Pod name: %v", got, len(got), errs)
+			}
+		})
+	}
+}
+
+func TestAttemptPodNamesDiffer(t *testing.T) {
+	run := runNamed(strings.Repeat("r", 253))
+	seen := map[string]int{}
+	for attempt := 0; attempt <= 10; attempt++ {
+		name := AttemptPodName(run, attempt)
+		if earlier, ok := seen[name]; ok {
+			t.Errorf("attempts %d and %d both get Pod %q", earlier, attempt, name)
+		}
+		seen[name] = attempt
+	}
+}
