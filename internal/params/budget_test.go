@@ -8,12 +8,12 @@ import (
 )
 
 func TestSize(t *testing.T) {
-	values := Values{Params: map[string]string{"x": "12345", "empty": ""}, Workspaces: map[string]string{"src": "/workspace/src"}}
+	values := Values{Params: map[string]string{"x": "12345", "empty": ""}, Workspaces: map[string]string{"src": "/workspace/src"}, Results: map[string]string{"x": "/minitask/results/x"}}
 	for _, s := range []string{
 		"", "echo hi", "$(params.x)", "[$(params.x)$(params.x)]", "$(params.empty)",
 		"$(params.other) $(params.x)", "$(params.) $(params.x", "$(params.x $(params.x)",
 		"grüß $(params.x) ✓", "cd $(workspaces.src.path) && $(params.x)", "$(workspaces.src)",
-		"$(workspaces.other.path)$(workspaces.src.path", "$(results.x.path)",
+		"$(workspaces.other.path)$(workspaces.src.path", "$(results.x.path)", "$(results.x.path)$(results.y.path)",
 	} {
 		if got, want := Size(s, values), int64(len(Substitute(s, values))); got != want {
 			t.Errorf("Size(%q) = %d, want len(Substitute) = %d", s, got, want)

@@ -1,5 +1,5 @@
 // Package params finds and substitutes the references a Task's steps make:
-// $(params.NAME) and $(workspaces.NAME.path). It is the one parser of that
+// $(params.NAME), $(workspaces.NAME.path) and $(results.NAME.path). It is the one parser of that
 // syntax: the admission webhook rejects what Find rejects, and the controller
 // replaces what Substitute replaces, so the two can never disagree.
 package params
@@ -24,10 +24,13 @@ const (
 	KindParam Kind = "params"
 	// KindWorkspace is $(workspaces.NAME.path): where a workspace is mounted.
 	KindWorkspace Kind = "workspaces"
+	// KindResult is $(results.NAME.path): the file a step writes a result's
+	// value to.
+	KindResult Kind = "results"
 )
 
 // kinds are every kind of reference, in the order their prefixes are tried.
-var kinds = []Kind{KindParam, KindWorkspace}
+var kinds = []Kind{KindParam, KindWorkspace, KindResult}
 
 // Noun names one thing of the kind in messages: "param".
 func (k Kind) Noun() string {
@@ -36,6 +39,8 @@ func (k Kind) Noun() string {
 		return "param"
 	case KindWorkspace:
 		return "workspace"
+	case KindResult:
+		return "result"
 	}
 	return string(k)
 }
@@ -47,15 +52,17 @@ func (k Kind) prefix() string {
 		return "$(params."
 	case KindWorkspace:
 		return "$(workspaces."
+	case KindResult:
+		return "$(results."
 	}
 	return open + string(k) + "."
 }
 
 // Ref is one well-formed reference in a string.
 type Ref struct {
-	// Kind says whether the reference is to a param or a workspace.
+	// Kind says whether the reference is to a param, a workspace or a result.
 	Kind Kind
-	// Name is the param's or the workspace's name.
+	// Name is the param's, the workspace's or the result's name.
 	Name string
 	// Start and End are the byte offsets of the whole reference, "$(" to ")".
 	Start, End int
@@ -144,16 +151,20 @@ func closingParen(rest string) int {
 }
 
 // isBodyByte reports whether c may appear between a kind's prefix and the
-// closing ")": a name's bytes, and for a workspace the "." before "path".
+// closing ")": a name's bytes, and for a workspace or a result the "."
+// before "path".
 func isBodyByte(k Kind, c byte) bool {
-	return isNameByte(c) || (k == KindWorkspace && c == '.')
+	return isNameByte(c) || (k != KindParam && c == '.')
 }
 
 // parseBody returns the name that body, the text between k's prefix and ")",
 // refers to, or why body is malformed.
 func parseBody(k Kind, body string) (string, error) {
-	if k == KindWorkspace {
-		return parseWorkspaceBody(body)
+	switch k {
+	case KindWorkspace:
+		return parsePathBody(k, body, checkWorkspaceName)
+	case KindResult:
+		return parsePathBody(k, body, checkParamName)
 	}
 	return body, checkParamName(body)
 }

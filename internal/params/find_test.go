@@ -16,7 +16,7 @@ func TestFind(t *testing.T) {
 		"empty string":  {s: ""},
 		"no references": {s: "echo hello"},
 		"shell syntax is not a reference": {
-			s: `echo "$HOME" $(date) ${USER} $(params) $(param.x) $(PARAMS.x) $(workspaces) $(workspace.x.path) $(results.x.path)`,
+			s: `echo "$HOME" $(date) ${USER} $(params) $(param.x) $(PARAMS.x) $(workspaces) $(workspace.x.path) $(result.x.path) $(results) $(RESULTS.x.path)`,
 		},
 		"one reference": {
 			s:    "echo $(params.greeting)",
@@ -149,6 +149,46 @@ func TestFind(t *testing.T) {
 		"workspace name with a space": {
 			s:       "$(workspaces.a b.path)",
 			wantErr: `malformed workspace reference "$(workspaces.a b.path)": name "a b" does not match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`,
+		},
+		"result path": {
+			s:    "echo -n ok > $(results.digest_2-x.path)",
+			want: []Ref{{Kind: KindResult, Name: "digest_2-x", Start: 13, End: 39}},
+		},
+		"every kind in order": {
+			s: "$(results.a.path)$(params.a)$(workspaces.a.path)",
+			want: []Ref{
+				{Kind: KindResult, Name: "a", Start: 0, End: 17},
+				{Kind: KindParam, Name: "a", Start: 17, End: 28},
+				{Kind: KindWorkspace, Name: "a", Start: 28, End: 48},
+			},
+		},
+		"result without .path": {
+			s:       "cat $(results.digest)",
+			wantErr: `malformed result reference "$(results.digest)": missing ".path" after the result's name: write $(results.digest.path)`,
+		},
+		"result with another field": {
+			s:       "$(results.digest.value)",
+			wantErr: `malformed result reference "$(results.digest.value)": unknown field "value" of result "digest": only "path" may be referred to`,
+		},
+		"result with an empty name": {
+			s:       "$(results..path)",
+			wantErr: `malformed result reference "$(results..path)": empty name`,
+		},
+		"result unclosed": {
+			s:       "echo > $(results.digest.path",
+			wantErr: `malformed result reference "$(results.digest.path": missing ")"`,
+		},
+		"result name starting with a digit": {
+			s:       "$(results.1st.path)",
+			wantErr: `malformed result reference "$(results.1st.path)": name "1st" does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`,
+		},
+		"result name with a slash": {
+			s:       "$(results.../x.path)",
+			wantErr: `malformed result reference "$(results.../x.path)": name "../x" does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`,
+		},
+		"result name with a dot": {
+			s:       "$(results.a.b.path)",
+			wantErr: `malformed result reference "$(results.a.b.path)": name "a.b" does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`,
 		},
 		"first malformed one is reported, whatever its kind": {
 			s:       "$(params.ok) $(workspaces.x) $(params.",

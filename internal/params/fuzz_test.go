@@ -13,7 +13,8 @@ func FuzzFind(f *testing.F) {
 		"$(workspaces.src.path)", "$(workspaces.src)", "$(workspaces.src.other)",
 		"$(workspaces..path)", "$(workspaces.", "$(workspaces.src.path", "$(workspaces.Src.path)",
 		"$(workspaces.a.b.path)", "$(params.x)$(workspaces.y.path)$(params.z", "$($(workspaces.a.path)",
-		"$(results.x.path)", "$(workspaces.a b.path)",
+		"$(results.x.path)", "$(workspaces.a b.path)", "$(results.x)", "$(results..path)", "$(results.x.path",
+		"$(results.a.path)$(workspaces.a.path)$(params.a)",
 	} {
 		f.Add(seed)
 	}
@@ -22,7 +23,7 @@ func FuzzFind(f *testing.F) {
 		if err != nil && refs != nil {
 			t.Fatalf("Find(%q) returned refs %v with error %v", s, refs, err)
 		}
-		values := Values{Params: map[string]string{}, Workspaces: map[string]string{}}
+		values := Values{Params: map[string]string{}, Workspaces: map[string]string{}, Results: map[string]string{}}
 		prevEnd := 0
 		for _, r := range refs {
 			if r.Start < prevEnd || r.End > len(s) || r.Start >= r.End {
@@ -41,10 +42,15 @@ func FuzzFind(f *testing.F) {
 				}
 				values.Params[r.Name] = text
 			case KindWorkspace:
-				if body != r.Name+workspacePathSuffix || checkWorkspaceName(r.Name) != nil {
+				if body != r.Name+pathSuffix || checkWorkspaceName(r.Name) != nil {
 					t.Fatalf("Find(%q): ref %+v has name %q in text %q", s, r, r.Name, text)
 				}
 				values.Workspaces[r.Name] = text
+			case KindResult:
+				if body != r.Name+pathSuffix || checkParamName(r.Name) != nil {
+					t.Fatalf("Find(%q): ref %+v has name %q in text %q", s, r, r.Name, text)
+				}
+				values.Results[r.Name] = text
 			default:
 				t.Fatalf("Find(%q): ref %+v of unknown kind", s, r)
 			}
@@ -58,12 +64,15 @@ func FuzzFind(f *testing.F) {
 		}
 		// Replacing each with a marker must leave no well-formed reference
 		// behind, and Size must count what Substitute builds.
-		marked := Values{Params: map[string]string{}, Workspaces: map[string]string{}}
+		marked := Values{Params: map[string]string{}, Workspaces: map[string]string{}, Results: map[string]string{}}
 		for _, r := range refs {
-			if r.Kind == KindParam {
+			switch r.Kind {
+			case KindParam:
 				marked.Params[r.Name] = "P"
-			} else {
+			case KindWorkspace:
 				marked.Workspaces[r.Name] = "/w"
+			case KindResult:
+				marked.Results[r.Name] = "/r"
 			}
 		}
 		got := Substitute(s, marked)

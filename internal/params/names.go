@@ -7,7 +7,8 @@ import (
 )
 
 // This file holds the rules a reference's name follows, as the API declares
-// the names of params and workspaces, so that a reference that could never
+// the names of params, workspaces and results (a result's name follows a
+// param's rule), so that a reference that could never
 // name anything is malformed rather than merely undeclared.
 
 const (
@@ -19,9 +20,9 @@ const (
 	// maxWorkspaceName is a DNS-1123 label's limit.
 	maxWorkspaceName = 63
 
-	// workspacePathSuffix ends the body of every workspace reference: a
-	// workspace's path is the one thing a step may ask of it.
-	workspacePathSuffix = ".path"
+	// pathSuffix ends the body of every workspace and result reference: a
+	// path is the one thing a step may ask of either.
+	pathSuffix = ".path"
 )
 
 // checkParamName says why name does not match paramNamePattern, or nil if it does.
@@ -40,25 +41,25 @@ func checkParamName(name string) error {
 	return nil
 }
 
-// parseWorkspaceBody returns the workspace that body, "NAME.path", refers
-// to, or why it is malformed.
-func parseWorkspaceBody(body string) (string, error) {
+// parsePathBody returns the workspace or result that body, "NAME.path",
+// refers to, or why it is malformed; checkName is the rule k's names follow.
+func parsePathBody(k Kind, body string, checkName func(string) error) (string, error) {
 	if body == "" {
 		return "", errors.New("empty name")
 	}
-	name, ok := strings.CutSuffix(body, workspacePathSuffix)
+	name, ok := strings.CutSuffix(body, pathSuffix)
 	if !ok {
 		before, attr, found := strings.Cut(body, ".")
 		switch {
 		case !found:
-			return "", fmt.Errorf(`missing ".path" after the workspace's name: write $(workspaces.%s.path)`, body)
+			return "", fmt.Errorf(`missing ".path" after the %s's name: write $(%s.%s.path)`, k.Noun(), k, body)
 		case before == "":
 			return "", errors.New("empty name")
 		default:
-			return "", fmt.Errorf(`unknown field %q of workspace %q: only "path" may be referred to`, attr, before)
+			return "", fmt.Errorf(`unknown field %q of %s %q: only "path" may be referred to`, attr, k.Noun(), before)
 		}
 	}
-	return name, checkWorkspaceName(name)
+	return name, checkName(name)
 }
 
 // checkWorkspaceName says why name is no DNS-1123 label, or nil if it is one.

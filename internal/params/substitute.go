@@ -8,10 +8,14 @@ type Values struct {
 	Params map[string]string
 	// Workspaces maps each workspace's name to its mount path.
 	Workspaces map[string]string
+	// Results maps each result's name to the path of its file.
+	Results map[string]string
 }
 
 // empty reports whether no reference could be replaced.
-func (v Values) empty() bool { return len(v.Params) == 0 && len(v.Workspaces) == 0 }
+func (v Values) empty() bool {
+	return len(v.Params) == 0 && len(v.Workspaces) == 0 && len(v.Results) == 0
+}
 
 // lookup returns what a well-formed token expands to, if v knows it.
 func (v Values) lookup(t token) (string, bool) {
@@ -21,13 +25,15 @@ func (v Values) lookup(t token) (string, bool) {
 		m = v.Params
 	case KindWorkspace:
 		m = v.Workspaces
+	case KindResult:
+		m = v.Results
 	}
 	value, found := m[t.name]
 	return value, found
 }
 
 // Substitute replaces each well-formed reference whose name values knows,
-// params and workspaces alike; everything else is left as is.
+// params, workspaces and results alike; everything else is left as is.
 //
 // It is a single pass: a value that itself holds $(params.y) is inserted
 // verbatim, so a run's values can never reach references the Task author did

@@ -20,6 +20,10 @@ func TestSubstitute(t *testing.T) {
 			"src":   "/workspace/src",
 			"cache": "/var/cache/build",
 		},
+		Results: map[string]string{
+			"digest": "/minitask/results/digest",
+			"src":    "/minitask/results/src",
+		},
 	}
 	params := Values{Params: values.Params}
 	tests := map[string]struct {
@@ -72,10 +76,25 @@ func TestSubstitute(t *testing.T) {
 			values: values,
 			want:   "$(workspaces.src) $(workspaces.src.other) $(workspaces..path) $(workspaces.src.path",
 		},
-		"results are not references yet": {
-			s:      "$(results.digest.path)",
+		"result path": {
+			s:      "printf %s sha256:1 > $(results.digest.path)",
 			values: values,
-			want:   "$(results.digest.path)",
+			want:   "printf %s sha256:1 > /minitask/results/digest",
+		},
+		"one name, three kinds": {
+			s:      "$(results.src.path) $(workspaces.src.path) $(params.src)",
+			values: values,
+			want:   "/minitask/results/src /workspace/src a param, not the workspace",
+		},
+		"results alone": {
+			s:      "$(results.digest.path) $(params.greeting)",
+			values: Values{Results: values.Results},
+			want:   "/minitask/results/digest $(params.greeting)",
+		},
+		"malformed result references left": {
+			s:      "$(results.digest) $(results.digest.x) $(results..path) $(results.digest.path",
+			values: values,
+			want:   "$(results.digest) $(results.digest.x) $(results..path) $(results.digest.path",
 		},
 	}
 	for name, tc := range tests {
