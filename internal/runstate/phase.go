@@ -18,8 +18,9 @@ type Reason struct {
 }
 
 // Reasons returns every reason that the API defines for the Succeeded
-// condition, with its status, in the order of docs/lifecycle.md's table: the
-// run goes on while the status is Unknown, and is finished once it is True or
+// condition, with its status, in the order of docs/lifecycle.md's table (and
+// of API.md's, which lists release 3's reasons after release 2's): the run
+// goes on while the status is Unknown, and is finished once it is True or
 // False.
 func Reasons() []Reason {
 	return []Reason{
@@ -32,6 +33,9 @@ func Reasons() []Reason {
 		{metav1.ConditionFalse, v1beta1.ReasonCancelled},
 		{metav1.ConditionFalse, v1beta1.ReasonInvalidParams},
 		{metav1.ConditionFalse, v1beta1.ReasonPodFailed},
+		{metav1.ConditionUnknown, v1beta1.ReasonRetrying},
+		{metav1.ConditionFalse, v1beta1.ReasonResultsTooLarge},
+		{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed},
 		{metav1.ConditionFalse, v1beta1.ReasonFailed},
 	}
 }
@@ -48,8 +52,9 @@ func PhaseFromCondition(c *metav1.Condition) v1alpha1.TaskRunPhase {
 	case metav1.ConditionFalse:
 		return v1alpha1.TaskRunPhaseFailed
 	case metav1.ConditionUnknown:
-		// Every Unknown reason but Running (Pending, WaitingForTask, ...) means
-		// no step runs yet, which v1alpha1 calls Pending.
+		// Every Unknown reason but Running (Pending, WaitingForTask, Retrying,
+		// ...) means no step runs yet, which v1alpha1 calls Pending: between
+		// two attempts no Pod runs a step.
 		if c.Reason == string(v1beta1.ReasonRunning) {
 			return v1alpha1.TaskRunPhaseRunning
 		}

@@ -19,13 +19,14 @@ type stepLostFields struct {
 	Env              []corev1.EnvVar              `json:"env,omitempty"`
 	EnvFrom          []corev1.EnvFromSource       `json:"envFrom,omitempty"`
 	ComputeResources *corev1.ResourceRequirements `json:"computeResources,omitempty"`
+	OnError          v1beta1.OnError              `json:"onError,omitempty"`
 }
 
 // isEmpty reports whether the step has nothing v1alpha1 cannot express, so
 // that it needs no entry in the stash.
 func (s *stepLostFields) isEmpty() bool {
 	return s.Command == nil && s.Args == nil && s.WorkingDir == "" &&
-		s.Env == nil && s.EnvFrom == nil && s.ComputeResources == nil
+		s.Env == nil && s.EnvFrom == nil && s.ComputeResources == nil && s.OnError == ""
 }
 
 // stepsFromHub returns the v1alpha1 steps of steps, field by field, and the
@@ -47,6 +48,7 @@ func stepsFromHub(steps []v1beta1.Step) ([]v1alpha1.Step, []stepLostFields) {
 			Env:              nilIfEmpty(step.Env),
 			EnvFrom:          nilIfEmpty(step.EnvFrom),
 			ComputeResources: step.ComputeResources,
+			OnError:          step.OnError,
 		}
 		if !additions.isEmpty() {
 			lost = append(lost, additions)
@@ -81,6 +83,7 @@ func stepsToHub(steps []v1alpha1.Step, stashed []stepLostFields) []v1beta1.Step 
 			hub[i].Env = additions.Env
 			hub[i].EnvFrom = additions.EnvFrom
 			hub[i].ComputeResources = additions.ComputeResources
+			hub[i].OnError = additions.OnError
 		}
 	}
 	return hub

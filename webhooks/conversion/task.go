@@ -22,8 +22,9 @@ type taskSpecLostFields struct {
 	Workspaces  []v1beta1.WorkspaceDeclaration `json:"workspaces,omitempty"`
 	// Steps holds, by step name, only the steps with fields v1alpha1
 	// cannot express (command, args, workingDir, env, envFrom,
-	// computeResources): see stepLostFields.
-	Steps []stepLostFields `json:"steps,omitempty"`
+	// computeResources, onError): see stepLostFields.
+	Steps   []stepLostFields            `json:"steps,omitempty"`
+	Results []v1beta1.ResultDeclaration `json:"results,omitempty"`
 }
 
 // ConvertTaskToHub converts a v1alpha1 Task to v1beta1, restoring the fields
@@ -39,6 +40,7 @@ func ConvertTaskToHub(ctx context.Context, src *v1alpha1.Task, dst *v1beta1.Task
 		Description: lost.Spec.Description,
 		Params:      lost.Spec.Params,
 		Workspaces:  lost.Spec.Workspaces,
+		Results:     lost.Spec.Results,
 		Steps:       stepsToHub(src.Spec.Steps, lost.Spec.Steps),
 	}
 	return nil

@@ -29,6 +29,11 @@ type taskRunSpecLostFields struct {
 	ServiceAccountName string                     `json:"serviceAccountName,omitempty"`
 	// PodTemplate is a pointer so that an empty template, {}, survives.
 	PodTemplate *v1beta1.PodTemplate `json:"podTemplate,omitempty"`
+	// Retries and TTLSecondsAfterFinished are pointers so that 0 survives,
+	// apart from absent.
+	Retries                 *int32                `json:"retries,omitempty"`
+	RetryOn                 []v1beta1.RetryReason `json:"retryOn,omitempty"`
+	TTLSecondsAfterFinished *int32                `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 type taskRunStatusLostFields struct {
@@ -37,6 +42,9 @@ type taskRunStatusLostFields struct {
 	// the phase still agrees with it.
 	Conditions []metav1.Condition  `json:"conditions,omitempty"`
 	Steps      []v1beta1.StepState `json:"steps,omitempty"`
+	// Results keep each value's pointer, so that an empty value survives.
+	Results  []v1beta1.RunResult `json:"results,omitempty"`
+	Attempts []v1beta1.Attempt   `json:"attempts,omitempty"`
 }
 
 // ConvertTaskRunToHub converts a v1alpha1 TaskRun to v1beta1, restoring the
@@ -50,13 +58,16 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta
 	restoreLostFields(ctx, &dst.ObjectMeta, &lost)
 
 	dst.Spec = v1beta1.TaskRunSpec{
-		TaskRef:            v1beta1.TaskRef{Name: src.Spec.TaskRef},
-		Params:             lost.Spec.Params,
-		Timeout:            lost.Spec.Timeout,
-		Status:             lost.Spec.Status,
-		Workspaces:         lost.Spec.Workspaces,
-		ServiceAccountName: lost.Spec.ServiceAccountName,
-		PodTemplate:        lost.Spec.PodTemplate,
+		TaskRef:                 v1beta1.TaskRef{Name: src.Spec.TaskRef},
+		Params:                  lost.Spec.Params,
+		Timeout:                 lost.Spec.Timeout,
+		Status:                  lost.Spec.Status,
+		Workspaces:              lost.Spec.Workspaces,
+		ServiceAccountName:      lost.Spec.ServiceAccountName,
+		PodTemplate:             lost.Spec.PodTemplate,
+		Retries:                 lost.Spec.Retries,
+		RetryOn:                 lost.Spec.RetryOn,
+		TTLSecondsAfterFinished: lost.Spec.TTLSecondsAfterFinished,
 	}
 	derived := runstate.ConditionFromPhase(src.Status.Phase, derivedTransitionTime(src))
 	dst.Status = v1beta1.TaskRunStatus{
@@ -65,6 +76,8 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta
 		StartTime:      src.Status.StartTime,
 		CompletionTime: src.Status.FinishTime,
 		Steps:          lost.Status.Steps,
+		Results:        lost.Status.Results,
+		Attempts:       lost.Status.Attempts,
 	}
 	return nil
 }
@@ -92,14 +105,21 @@ func taskRunFromHub(src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) taskRunLostFiel
 
 	lost := taskRunLostFields{
 		Spec: taskRunSpecLostFields{
-			Params:             nilIfEmpty(src.Spec.Params),
-			Timeout:            src.Spec.Timeout,
-			Status:             src.Spec.Status,
-			Workspaces:         nilIfEmpty(src.Spec.Workspaces),
-			ServiceAccountName: src.Spec.ServiceAccountName,
-			PodTemplate:        src.Spec.PodTemplate,
+			Params:                  nilIfEmpty(src.Spec.Params),
+			Timeout:                 src.Spec.Timeout,
+			Status:                  src.Spec.Status,
+			Workspaces:              nilIfEmpty(src.Spec.Workspaces),
+			ServiceAccountName:      src.Spec.ServiceAccountName,
+			PodTemplate:             src.Spec.PodTemplate,
+			Retries:                 src.Spec.Retries,
+			RetryOn:                 nilIfEmpty(src.Spec.RetryOn),
+			TTLSecondsAfterFinished: src.Spec.TTLSecondsAfterFinished,
 		},
-		Status: taskRunStatusLostFields{Steps: nilIfEmpty(src.Status.Steps)},
+		Status: taskRunStatusLostFields{
+			Steps:    nilIfEmpty(src.Status.Steps),
+			Results:  nilIfEmpty(src.Status.Results),
+			Attempts: nilIfEmpty(src.Status.Attempts),
+		},
 	}
 	derived := runstate.ConditionFromPhase(dst.Status.Phase, derivedTransitionTime(dst))
 	if !conditionsAreDerived(src.Status.Conditions, derived) {
