@@ -67,5 +67,6 @@ func taskFromHub(src *v1beta1.Task, dst *v1alpha1.Task) taskLostFields {
 		Params:      nilIfEmpty(src.Spec.Params),
 		Workspaces:  nilIfEmpty(src.Spec.Workspaces),
 		Steps:       lostSteps,
+		Results:     nilIfEmpty(src.Spec.Results),
 	}}
 }
