@@ -5,7 +5,8 @@ import (
 )
 
 // trimPod keeps of a cached Pod only what the controller reads: its metadata
-// (but managedFields), the names of its containers, activeDeadlineSeconds,
+// (but managedFields), the names and images of its containers (an
+// ImagePullFailed message names the image), activeDeadlineSeconds,
 // each container's name and state (waiting, running or terminated, with
 // their reasons, messages, exit codes and times), and the PodScheduled
 // condition, whose message says why a Pending Pod is not scheduled. The rest
@@ -44,13 +45,14 @@ func trimPod(obj any) (any, error) {
 	return trimmed, nil
 }
 
+// containerNames keeps of each container its name and image.
 func containerNames(containers []corev1.Container) []corev1.Container {
 	if containers == nil {
 		return nil
 	}
 	names := make([]corev1.Container, len(containers))
 	for i, c := range containers {
-		names[i] = corev1.Container{Name: c.Name}
+		names[i] = corev1.Container{Name: c.Name, Image: c.Image}
 	}
 	return names
 }

@@ -40,7 +40,7 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 	want := &corev1.Pod{
 		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
-			InitContainers: []corev1.Container{{Name: "step-build"}}, Containers: []corev1.Container{{Name: "step-push"}},
+			InitContainers: []corev1.Container{{Name: "step-build", Image: "golang"}}, Containers: []corev1.Container{{Name: "step-push", Image: "alpine"}},
 			ActiveDeadlineSeconds: ptr.To[int64](60), RestartPolicy: corev1.RestartPolicyNever, NodeName: "node-1",
 		},
 		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", Message: "too slow",

@@ -54,6 +54,12 @@ type TaskRunReconciler struct {
 	// MaxConcurrentReconciles is how many TaskRuns are reconciled at once; 0
 	// means DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// DefaultTTLAfterFinished is how long after it finished a run without
+	// spec.ttlSecondsAfterFinished is deleted; 0 keeps it.
+	DefaultTTLAfterFinished time.Duration
+	// ImagePullTimeout is how long a step's image may fail to pull before
+	// the run ends ImagePullFailed; 0 means no limit but the run's timeout.
+	ImagePullTimeout time.Duration
 
 	// now is the clock, time.Now when nil; tests of the stages set it.
 	now func() time.Time
@@ -67,9 +73,10 @@ type TaskRunReconciler struct {
 // RBAC: exactly what the reconciler and its watches use. Pod patch lowers
 // activeDeadlineSeconds and adopts a Pod of an earlier release; taskruns/
 // finalizers lets it set blockOwnerDeletion on its Pods where the
-// OwnerReferencesPermissionEnforcement admission plugin is on.
+// OwnerReferencesPermissionEnforcement admission plugin is on; taskruns
+// delete removes a finished run whose time to live has passed.
 //
-// +kubebuilder:rbac:groups=minitask.dev,resources=taskruns,verbs=get;list;watch
+// +kubebuilder:rbac:groups=minitask.dev,resources=taskruns,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=minitask.dev,resources=taskruns/status,verbs=patch
 // +kubebuilder:rbac:groups=minitask.dev,resources=taskruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=minitask.dev,resources=tasks,verbs=get;list;watch
@@ -115,8 +122,11 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Reconcile moves one TaskRun along its lifecycle: it finds or creates the
-// run's Pod, stops it when the run is cancelled or times out, and reports the
-// Pod's progress in the run's status, which it writes once, at the end.
+// Pod of the run's current attempt, moves on to a new attempt when one failed
+// for a reason the run retries, stops the Pod when the run is cancelled, times
+// out or cannot pull an image, and reports the Pod's progress in the run's
+// status, which it writes once, at the end. It deletes a finished run whose
+// time to live has passed.
 func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &v1beta1.TaskRun{}
 	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
@@ -126,10 +136,15 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	// A finished run is final whatever happens to its Pod, and a run being
-	// deleted is going away: neither is ever written again.
-	if runstate.Finished(run) || !run.DeletionTimestamp.IsZero() {
+	// deleted is going away: neither is ever written again. A finished run
+	// is only deleted, once its time to live has passed.
+	if !run.DeletionTimestamp.IsZero() {
 		r.writes.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
+	}
+	if runstate.Finished(run) {
+		r.writes.forget(req.NamespacedName)
+		return r.deleteIfExpired(ctx, run)
 	}
 	if r.writes.isStale(run) {
 		log.FromContext(ctx).V(1).Info("cache has not caught up with the last status write; its event will reconcile the run")
@@ -142,6 +157,7 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// An error stopped the stages before they decided anything.
 		return ctrl.Result{}, err
 	}
+	s.outcome = retryingWhilePending(s.run, s.outcome)
 	applyStatus(s.run, s.outcome, s.startTime(), s.pod, s.now.Truncate(time.Second))
 	if patchErr := r.patchStatus(ctx, s); patchErr != nil {
 		return ctrl.Result{}, errors.Join(err, patchErr)
@@ -150,7 +166,15 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: s.untilDeadline()}, nil
+	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
+}
+
+// clock reads the reconciler's clock: time.Now unless a test set another.
+func (r *TaskRunReconciler) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
 }
 
 // runStages runs the reconcile's stages in order until one decides the
@@ -158,8 +182,9 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 func (r *TaskRunReconciler) runStages(ctx context.Context, s *runScope) error {
 	stages := []func(context.Context, *runScope) error{
 		r.findPod,
-		finishIfPodEnded,
+		r.endOrRetry,
 		r.stopIfRequested,
+		r.failIfImagePullStuck,
 		r.createPod,
 		trackProgress,
 	}

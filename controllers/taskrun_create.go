@@ -47,7 +47,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 	if err != nil {
 		// Building the Pod without knowing would make one that a restricted
 		// namespace refuses for good: wait, within the run's timeout.
-		s.outcome = podRefused(runstate.PodName(s.run), causeNamespaceUnread, err)
+		s.outcome = podRefused(s.podName, causeNamespaceUnread, err)
 		r.retryByDeadline(s.run, deadline)
 		return fmt.Errorf("creating the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
 	}
@@ -64,6 +64,8 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 	case err != nil:
 		return fmt.Errorf("building the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
 	}
+	// The current attempt's name: podForRun names the first attempt's Pod.
+	pod.Name = s.podName
 	if err := r.confirmUnchanged(ctx, s.run); err != nil {
 		return err
 	}

@@ -33,7 +33,13 @@ type runScope struct {
 	// timeout is the run's timeout; 0 means none.
 	timeout time.Duration
 
-	// pod is the run's Pod, once found or created.
+	// podName is the name of the Pod of the run's current attempt, and
+	// claimed says that status.podName already names it: a run whose
+	// claimed Pod is missing lost it, while one whose Pod is not claimed yet
+	// still has to get it.
+	podName string
+	claimed bool
+	// pod is the Pod of the run's current attempt, once found or created.
 	pod *corev1.Pod
 	// otherPod holds the run's Pod name but is controlled by something else.
 	otherPod *corev1.Pod
@@ -43,14 +49,13 @@ type runScope struct {
 	outcome *outcome
 	// written says that the status patch landed.
 	written bool
+	// recheckIn, when not 0, is how soon the run must be looked at again
+	// for a reason other than its deadline (an image pull's timeout).
+	recheckIn time.Duration
 }
 
 func (r *TaskRunReconciler) newRunScope(run *v1beta1.TaskRun) *runScope {
-	now := time.Now()
-	if r.now != nil {
-		now = r.now()
-	}
-	return &runScope{run: run, original: run.DeepCopy(), now: now, timeout: runstate.Timeout(run, r.DefaultTimeout)}
+	return &runScope{run: run, original: run.DeepCopy(), now: r.clock(), timeout: runstate.Timeout(run, r.DefaultTimeout)}
 }
 
 // startTime is when the run started: as recorded; else, when a crash kept an
@@ -86,17 +91,37 @@ func (s *runScope) untilDeadline() time.Duration {
 	return s.deadline().RecheckIn(s.now)
 }
 
+// requeueAfter is when a run that goes on is reconciled again though nothing
+// about it changes: at its deadline, or sooner at a recheck a stage asked
+// for; 0 for neither.
+func (s *runScope) requeueAfter() time.Duration {
+	after := s.untilDeadline()
+	if s.outcome.finished() || s.recheckIn <= 0 {
+		return after
+	}
+	if after == 0 {
+		return s.recheckIn
+	}
+	return min(after, s.recheckIn)
+}
+
+// recheckWithin asks that the run be reconciled again within d at the latest.
+func (s *runScope) recheckWithin(d time.Duration) {
+	if s.recheckIn <= 0 || d < s.recheckIn {
+		s.recheckIn = d
+	}
+}
+
 func (s *runScope) statusChanged() bool {
 	return !equality.Semantic.DeepEqual(s.original.Status, s.run.Status)
 }
 
-// findPod finds the run's Pod: the one its status names, else the one with
-// its deterministic name, if the run controls it.
+// findPod finds the Pod of the run's current attempt (currentPodName), if
+// its status claims it or the run controls it. The Pods of earlier attempts
+// are never looked at: they have ended, and are kept only for their logs.
 func (r *TaskRunReconciler) findPod(ctx context.Context, s *runScope) error {
-	name, claimed := s.run.Status.PodName, true
-	if name == "" {
-		name, claimed = runstate.PodName(s.run), false
-	}
+	name, claimed := currentPodName(s.run)
+	s.podName, s.claimed, s.pod, s.otherPod = name, claimed, nil, nil
 	pod, err := r.getPod(ctx, s.run.Namespace, name)
 	if err != nil || pod == nil {
 		return err
@@ -154,11 +179,27 @@ func (r *TaskRunReconciler) adoptPod(ctx context.Context, run *v1beta1.TaskRun, 
 	return nil
 }
 
-// finishIfPodEnded ends the run when its Pod has ended or is gone.
+// currentPodName returns the name of the Pod of run's current attempt, the
+// attempt after len(status.attempts) failed ones, and whether status.podName
+// already names it. The first attempt's Pod is the one status.podName names
+// (one that an earlier release started, say), else runstate.PodName; a
+// later one's name is derived from the attempt's number alone, so that a
+// reconcile that crashed after creating it is followed by one that finds it.
+func currentPodName(run *v1beta1.TaskRun) (string, bool) {
+	attempt := len(run.Status.Attempts)
+	if attempt == 0 && run.Status.PodName != "" {
+		return run.Status.PodName, true
+	}
+	name := runstate.AttemptPodName(run, attempt)
+	return name, run.Status.PodName == name
+}
+
+// finishIfPodEnded ends the current attempt when its Pod has ended, or is
+// gone after the run claimed it.
 func finishIfPodEnded(_ context.Context, s *runScope) error {
 	if s.pod == nil {
-		if name := s.run.Status.PodName; name != "" {
-			s.outcome = podDeleted(name)
+		if s.claimed {
+			s.outcome = podDeleted(s.podName)
 		}
 		return nil
 	}

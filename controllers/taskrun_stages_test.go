@@ -30,6 +30,9 @@ func TestFinishIfPodEnded(t *testing.T) {
 		"no Pod yet": {run().Obj(), nil, start, nil},
 		"Pod gone": {withPodName(run().Obj(), "run-pod"), nil, start,
 			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}},
+		"retry's Pod not created yet": {withAttempts(withPodName(run().Obj(), "run-pod"), "run-pod"), nil, start, nil},
+		"retry's Pod gone": {withAttempts(withPodName(run().Obj(), "run-pod-retry1"), "run-pod"), nil, start,
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod-retry1" was deleted before the run finished`}},
 		"Pod running": {run().Obj(), withStatus(pod, wrappers.PodStatus(pod).Running(0).Obj()), start, nil},
 		"run's own deadline": {run().Obj(), stoppedAtDeadline, start.Add(time.Hour - 2*time.Second),
 			&outcome{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "run" did not finish within 1h0m0s`}},
@@ -45,6 +48,7 @@ func TestFinishIfPodEnded(t *testing.T) {
 			tc.run.Status.StartTime = &metav1.Time{Time: start}
 			r := &TaskRunReconciler{DefaultTimeout: time.Hour, now: func() time.Time { return tc.now }}
 			s := r.newRunScope(tc.run)
+			s.podName, s.claimed = currentPodName(tc.run)
 			s.pod = tc.pod
 			if err := finishIfPodEnded(context.Background(), s); err != nil {
 				t.Fatal(err)
@@ -152,4 +156,39 @@ func withPodName(run *v1beta1.TaskRun, name string) *v1beta1.TaskRun {
 func withStart(run *v1beta1.TaskRun, start time.Time) *v1beta1.TaskRun {
 	run.Status.StartTime = &metav1.Time{Time: start}
 	return run
+}
+
+func withAttempts(run *v1beta1.TaskRun, pods ...string) *v1beta1.TaskRun {
+	for _, pod := range pods {
+		run.Status.Attempts = append(run.Status.Attempts, v1beta1.Attempt{PodName: pod, Reason: string(v1beta1.ReasonPodFailed)})
+	}
+	return run
+}
+
+func TestCurrentPodName(t *testing.T) {
+	run := func() *v1beta1.TaskRun { return wrappers.TaskRun("ns", "run", "t").Obj() }
+	type want struct {
+		Name    string
+		Claimed bool
+	}
+	tests := map[string]struct {
+		run  *v1beta1.TaskRun
+		want want
+	}{
+		"new run":                                 {run(), want{"run-pod", false}},
+		"first attempt recorded":                  {withPodName(run(), "run-pod"), want{"run-pod", true}},
+		"a Pod an earlier release named":          {withPodName(run(), "legacy"), want{"legacy", true}},
+		"retry not recorded yet":                  {withAttempts(withPodName(run(), "run-pod"), "run-pod"), want{"run-pod-retry1", false}},
+		"retry recorded":                          {withAttempts(withPodName(run(), "run-pod-retry1"), "run-pod"), want{"run-pod-retry1", true}},
+		"third attempt, second's Pod still named": {withAttempts(withPodName(run(), "run-pod-retry1"), "run-pod", "run-pod-retry1"), want{"run-pod-retry2", false}},
+		"retry of a Pod an earlier release named": {withAttempts(withPodName(run(), "legacy"), "legacy"), want{"run-pod-retry1", false}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, claimed := currentPodName(tc.run)
+			if diff := cmp.Diff(tc.want, want{got, claimed}); diff != "" {
+				t.Errorf("currentPodName() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

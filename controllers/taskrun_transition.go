@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -29,11 +30,19 @@ var (
 		Name: "minitask_taskruns_total",
 		Help: "TaskRuns finished, by the reason they finished with.",
 	}, []string{"reason"})
+	attemptsRetried = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "minitask_taskrun_retries_total",
+		Help: "Attempts of TaskRuns that failed and were followed by another, by the reason they failed with.",
+	}, []string{"reason"})
+	runsDeleted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "minitask_taskruns_deleted_total",
+		Help: "Finished TaskRuns the controller deleted once their time to live had passed.",
+	})
 )
 
 func init() {
 	// Registered once per process: tests start several managers in turn.
-	metrics.Registry.MustRegister(runDuration, runsTotal)
+	metrics.Registry.MustRegister(runDuration, runsTotal, attemptsRetried, runsDeleted)
 }
 
 // Event reasons, one per transition of a run.
@@ -44,6 +53,7 @@ const (
 	eventFailed    = "Failed"
 	eventTimedOut  = "TimedOut"
 	eventCancelled = "Cancelled"
+	eventRetrying  = "Retrying"
 
 	// maxEventNote is the API server's limit on an Event's note.
 	maxEventNote = 1024
@@ -66,12 +76,15 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 		r.event(s, corev1.EventTypeNormal, eventStarted, "Start", note)
 		logger.Info("TaskRun started", "pod", s.run.Status.PodName, "timeout", s.timeout.String())
 	}
+	r.observeRetries(s)
 	if before != nil && before.Status == after.Status && before.Reason == after.Reason {
 		return
 	}
 	logger.Info("TaskRun changed", "status", after.Status, "reason", after.Reason, "message", after.Message)
 
 	switch reason := v1beta1.TaskRunReason(after.Reason); {
+	case after.Status == metav1.ConditionUnknown && reason == v1beta1.ReasonRetrying:
+		// observeRetries recorded each failed attempt.
 	case after.Status == metav1.ConditionUnknown && reason == v1beta1.ReasonRunning:
 		r.event(s, corev1.EventTypeNormal, eventRunning, "Run", after.Message)
 	case after.Status == metav1.ConditionTrue:
@@ -89,6 +102,24 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 		runDuration.WithLabelValues(after.Reason).Observe(seconds)
 		runsTotal.WithLabelValues(after.Reason).Inc()
 		logger.Info("TaskRun finished", "reason", after.Reason, "durationSeconds", seconds)
+	}
+}
+
+// observeRetries records each attempt that the reconcile's status patch
+// added to status.attempts: an Event, a log line and the retries metric.
+func (r *TaskRunReconciler) observeRetries(s *runScope) {
+	attempts := s.run.Status.Attempts
+	for i := len(s.original.Status.Attempts); i < len(attempts); i++ {
+		next := s.run.Status.PodName
+		if i+1 < len(attempts) {
+			next = attempts[i+1].PodName
+		}
+		note := attemptFailed(s.run, i)
+		if next != attempts[i].PodName {
+			note = fmt.Sprintf("%s; attempt %d runs in Pod %s", note, i+2, next)
+		}
+		r.event(s, corev1.EventTypeWarning, eventRetrying, "Retry", note)
+		attemptsRetried.WithLabelValues(attempts[i].Reason).Inc()
 	}
 }
 

@@ -1,0 +1,62 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file deletes finished runs whose time to live has passed: their
+// spec.ttlSecondsAfterFinished, else the manager's
+// --default-ttl-after-finished, after completionTime. The controller deletes
+// what it ran, so that no job outside it has to prune runs.
+
+// deleteIfExpired deletes the finished run if its time to live has passed,
+// and otherwise asks to see it again when it will have: one timer per run
+// with a TTL, not a periodic sweep. A run kept for good is never requeued. A
+// run that finished long before the manager started is deleted at once, when
+// the manager's first list reconciles it.
+//
+// The deletion is in the foreground: the API server keeps the run, marked
+// for deletion, until the garbage collector has deleted its Pods (every
+// attempt's, all owned by the run with blockOwnerDeletion), so that a run
+// that is gone has no Pod left behind, and a new run of the same name never
+// meets its predecessor's Pod. Its preconditions, the UID and resourceVersion
+// read, make sure that the object deleted is the one judged expired: never a
+// new run of the same name, nor one changed since the cache saw it.
+func (r *TaskRunReconciler) deleteIfExpired(ctx context.Context, run *v1beta1.TaskRun) (ctrl.Result, error) {
+	expires, ok := runstate.ExpiresAt(run, r.DefaultTTLAfterFinished)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if left := expires.Sub(r.clock()); left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	err := r.Client.Delete(ctx, run,
+		client.Preconditions{UID: &run.UID, ResourceVersion: &run.ResourceVersion},
+		client.PropagationPolicy(metav1.DeletePropagationForeground))
+	logger := log.FromContext(ctx)
+	switch {
+	case err == nil:
+		runsDeleted.Inc()
+		logger.Info("deleted TaskRun whose time to live after finishing has passed", "expired", expires.UTC().Format("2006-01-02T15:04:05Z"))
+		return ctrl.Result{}, nil
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case apierrors.IsConflict(err):
+		// The run changed since the cache read it: the change's watch event
+		// reconciles it again, and it is judged anew.
+		logger.V(1).Info("TaskRun changed since it was read; not deleting it yet", "error", err.Error())
+		return ctrl.Result{}, nil
+	default:
+		return ctrl.Result{}, fmt.Errorf("deleting expired TaskRun %s/%s: %w", run.Namespace, run.Name, err)
+	}
+}
