@@ -193,6 +193,7 @@ func (g *objectGenerator) steps() []v1beta1.Step {
 	for _, name := range uniqueNames(1+g.intn(4), g.dnsLabel) {
 		step := v1beta1.Step{Name: name, Image: "registry.example/" + g.dnsLabel() + ":1", Script: g.text()}
 		g.stepAdditions(&step)
+		step.OnError = g.onError(&step)
 		steps = append(steps, step)
 	}
 	return steps
@@ -210,7 +211,7 @@ func (g *objectGenerator) hubTask() *v1beta1.Task {
 	if g.chance(0.2) {
 		return &v1beta1.Task{ObjectMeta: g.meta(), Spec: v1beta1.TaskSpec{Steps: g.steps()}} // steps only: stashed by name, if at all
 	}
-	return &v1beta1.Task{
+	task := &v1beta1.Task{
 		ObjectMeta: g.meta(),
 		Spec: v1beta1.TaskSpec{
 			Description: g.text(),
@@ -218,9 +219,14 @@ func (g *objectGenerator) hubTask() *v1beta1.Task {
 				return v1beta1.ParamSpec{Name: name, Description: g.text(), Default: g.optionalString()}
 			}, g.paramName),
 			Workspaces: list(g, 3, g.workspaceDeclaration, g.dnsLabel),
+			Results:    g.results(),
 			Steps:      g.steps(),
 		},
 	}
+	if len(task.Spec.Results) > 0 {
+		endWithScript(task.Spec.Steps)
+	}
+	return task
 }
 
 func (g *objectGenerator) spokeTask() *v1alpha1.Task {
@@ -310,11 +316,14 @@ func (g *objectGenerator) hubTaskRun() *v1beta1.TaskRun {
 		Params: list(g, 4, func(name string) v1beta1.Param {
 			return v1beta1.Param{Name: name, Value: g.text()}
 		}, g.paramName),
-		Timeout:            g.timeout(),
-		Status:             pick(g, "", v1beta1.TaskRunSpecStatusCancelled),
-		Workspaces:         list(g, 3, g.workspaceBinding, g.dnsLabel),
-		ServiceAccountName: pick(g, "", g.dnsLabel()),
-		PodTemplate:        g.podTemplate(),
+		Timeout:                 g.timeout(),
+		Status:                  pick(g, "", v1beta1.TaskRunSpecStatusCancelled),
+		Workspaces:              list(g, 3, g.workspaceBinding, g.dnsLabel),
+		ServiceAccountName:      pick(g, "", g.dnsLabel()),
+		PodTemplate:             g.podTemplate(),
+		Retries:                 g.retries(),
+		RetryOn:                 g.retryOn(),
+		TTLSecondsAfterFinished: g.ttl(),
 	}
 	if g.chance(0.1) {
 		return run // no status yet
@@ -324,12 +333,14 @@ func (g *objectGenerator) hubTaskRun() *v1beta1.TaskRun {
 		StartTime:      g.optionalTime(),
 		CompletionTime: g.optionalTime(),
 		Steps:          list(g, 4, g.stepState, g.dnsLabel),
+		Results:        g.runResults(),
+		Attempts:       g.attempts(),
 	}
 	run.Status.Conditions = g.conditions(run)
 	if g.chance(0.2) {
 		// Only what v1alpha1 expresses: the Succeeded condition its phase derives.
 		run.Spec = v1beta1.TaskRunSpec{TaskRef: run.Spec.TaskRef}
-		run.Status.Steps = nil
+		run.Status.Steps, run.Status.Results, run.Status.Attempts = nil, nil, nil
 		phase := runstate.PhaseFromCondition(apimeta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded))
 		run.Status.Conditions = nil
 		if derived := runstate.ConditionFromPhase(phase, ltt(run)); derived != nil {
