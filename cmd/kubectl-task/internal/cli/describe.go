@@ -25,14 +25,17 @@ const maxEvents = 10
 func (p *plugin) newDescribeCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe RUN",
-		Short: "Show a run in detail: params, workspaces, Pod settings, conditions, steps and Events",
+		Short: "Show a run in detail: params, workspaces, Pod settings, conditions, steps, results, attempts and Events",
 		Long: `Show a run in detail: its Task and labels; each param with its effective value
 and where it comes from (the run, or the Task's default); each workspace with
 its source and mount path; the ServiceAccount and Pod template; the steps'
 env (where each variable's value comes from; literal values are shown, as
-kubectl describe pod shows them) and resources; the timeout, the conditions,
-each step with its state, exit code and duration, and the run's recent Events
-and its Pod's (or, where they cannot be listed, a note saying why).
+kubectl describe pod shows them) and resources; the timeout, retries and TTL;
+the conditions, each step with its state, exit code and duration, the
+results, the earlier attempts of a run that retries, and the run's recent
+Events and its Pod's (or, where they cannot be listed, a note saying why).
+While a run is Pending, "Why Pending" says what holds it back: its Pod
+cannot be scheduled, an image cannot be pulled, and so on.
 
 Env and resources are read from the Task as it is now.`,
 		Example:           `  kubectl task describe greet-x7k2p`,
@@ -83,6 +86,8 @@ func (p *plugin) runDescribe(ctx context.Context, name string) error {
 	d.stepResources(task, taskNote)
 	d.conditions(run)
 	d.steps(run, task)
+	d.results(run, task)
+	d.attempts(run)
 	d.events(events, eventsNote)
 	return d.w.Flush()
 }
@@ -110,7 +115,7 @@ func (d *describer) header(run *v1beta1.TaskRun) {
 	d.line("Task:\t%s", run.Spec.TaskRef.Name)
 	d.line("Status:\t%s", runstate.Summary(run))
 	if c := runstate.Succeeded(run); c != nil && c.Message != "" {
-		d.line("Message:\t%s", c.Message)
+		d.line("%s:\t%s", messageLabel(c), c.Message)
 	}
 	if runstate.CancelRequested(run) {
 		d.line("Cancel:\trequested (spec.status: Cancelled)")
@@ -119,6 +124,10 @@ func (d *describer) header(run *v1beta1.TaskRun) {
 	d.line("Completed:\t%s", d.timestamp(run.Status.CompletionTime))
 	d.line("Duration:\t%s", runDuration(run))
 	d.line("Timeout:\t%s", timeoutText(run))
+	if r := retriesText(run); r != "" {
+		d.line("Retries:\t%s", r)
+	}
+	d.line("TTL:\t%s", d.ttlText(run))
 	d.line("Pod:\t%s", orNone(run.Status.PodName))
 }
 

@@ -36,6 +36,9 @@ Steps:
   fetch     ---     ---         ---      ---
   compile   ---     ---         ---      ---
 
+Results:
+  (none)
+
 Events:
   (none)
 `
@@ -55,6 +58,7 @@ Started:     ---
 Completed:   ---
 Duration:    ---
 Timeout:     the controller's default (its --default-timeout, 1h unless set)
+TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:         ---
 
 Params:
@@ -87,6 +91,7 @@ Started:     ---
 Completed:   ---
 Duration:    ---
 Timeout:     the controller's default (its --default-timeout, 1h unless set)
+TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:         ---
 
 Params:

@@ -23,6 +23,7 @@ Started:     TIME (60m ago)
 Completed:   TIME (59m ago)
 Duration:    12s
 Timeout:     10m0s
+TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:         greet-failed-pod
 
 Params:
@@ -50,6 +51,9 @@ Steps:
   NAME      STATE        EXIT CODE   REASON      DURATION
   prepare   Terminated   0           Completed   3s
   say       Terminated   3           Error       7s
+
+Results:
+  (none)
 
 Events:
 `
@@ -93,6 +97,7 @@ Started:     TIME (30s ago)
 Completed:   ---
 Duration:    ---
 Timeout:     the controller's default (its --default-timeout, 1h unless set)
+TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:         greet-running-pod
 
 Params:
@@ -121,6 +126,9 @@ Steps:
   prepare   Terminated   0           Completed   5s
   say       Running      ---         ---         20s so far
 
+Results:
+  (none)
+
 Events:
   (none)
 `},
@@ -136,6 +144,7 @@ Started:     ---
 Completed:   ---
 Duration:    ---
 Timeout:     the controller's default (its --default-timeout, 1h unless set)
+TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:         ---
 
 Params:
@@ -163,6 +172,9 @@ Steps:
   prepare   ---     ---         ---      ---
   say       ---     ---         ---      ---
 
+Results:
+  (none)
+
 Events:
   (none)
 `},
@@ -179,6 +191,7 @@ Started:     TIME (5m ago)
 Completed:   ---
 Duration:    ---
 Timeout:     the controller's default (its --default-timeout, 1h unless set)
+TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:         ---
 
 Params:
@@ -203,6 +216,9 @@ Conditions:
 
 Steps:
   (none reported yet)
+
+Results:
+  (none)
 
 Events:
   (none)

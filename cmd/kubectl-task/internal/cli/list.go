@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"time"
 
@@ -28,8 +29,10 @@ func (p *plugin) newListCommand() *cobra.Command {
 		Short: "List runs, newest first",
 		Long: `List runs, newest first, with when each started, how long it took and how it
 ended: Succeeded, or Failed(REASON). A run that goes on shows where it is:
-Pending, WaitingForTask, Running or Cancelling. -l selects runs by their labels,
-as kubectl get -l does.`,
+Pending, WaitingForTask, Running, Retrying or Cancelling. When a run listed
+may retry (spec.retries), an ATTEMPT column shows each run's attempt and how
+many it may make: 2/3 is the second of three. -l selects runs by their
+labels, as kubectl get -l does.`,
 		Example: `  # List the runs of every Task in the current namespace
   kubectl task list
 
@@ -155,20 +158,52 @@ func sortNewestFirst(runs []v1beta1.TaskRun) {
 }
 
 func (p *plugin) printRunTable(out io.Writer, runs []v1beta1.TaskRun, withNamespace bool) error {
+	// Runs that may retry are the exception; the column shows only with one.
+	withAttempt := slices.ContainsFunc(runs, func(run v1beta1.TaskRun) bool { return mayRetry(&run) })
 	w := newTabWriter(out)
 	if withNamespace {
 		fmt.Fprint(w, "NAMESPACE\t")
 	}
-	fmt.Fprintln(w, "NAME\tTASK\tSTARTED\tDURATION\tSTATUS")
+	fmt.Fprint(w, "NAME\tTASK\tSTARTED\tDURATION\t")
+	if withAttempt {
+		fmt.Fprint(w, "ATTEMPT\t")
+	}
+	fmt.Fprintln(w, "STATUS")
 	now := p.Now()
 	for i := range runs {
 		run := &runs[i]
 		if withNamespace {
 			fmt.Fprintf(w, "%s\t", run.Namespace)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", run.Name, run.Spec.TaskRef.Name, ago(run.Status.StartTime, now), runDuration(run), runstate.Summary(run))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t", run.Name, run.Spec.TaskRef.Name, ago(run.Status.StartTime, now), runDuration(run))
+		if withAttempt {
+			fmt.Fprintf(w, "%d/%d\t", attempt(run), maxAttempts(run))
+		}
+		fmt.Fprintln(w, runstate.Summary(run))
 	}
 	return w.Flush()
+}
+
+// mayRetry reports whether a run asks for retries, or has made more than one
+// attempt all the same (its retries are gone from its spec, say).
+func mayRetry(run *v1beta1.TaskRun) bool {
+	return (run.Spec.Retries != nil && *run.Spec.Retries > 0) || len(run.Status.Attempts) > 0
+}
+
+// attempt is the number of the run's current (or last) attempt, from 1:
+// one more than the earlier attempts its status lists.
+func attempt(run *v1beta1.TaskRun) int {
+	return len(run.Status.Attempts) + 1
+}
+
+// maxAttempts is how many attempts the run may make: its first and its
+// retries.
+func maxAttempts(run *v1beta1.TaskRun) int {
+	n := 1
+	if run.Spec.Retries != nil {
+		n += int(*run.Spec.Retries)
+	}
+	return max(n, attempt(run))
 }
 
 // printRuns prints runs with a kubectl printer: json and yaml as one

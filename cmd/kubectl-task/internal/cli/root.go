@@ -45,10 +45,10 @@ writes minitask.dev/v1beta1 only.
 Exit codes:
   0    success
   1    an error (unknown Task or run, the cluster unreachable or refusing), or,
-       for start --wait and start --showlog, the run failed
+       for --wait and --showlog (start, rerun), the run failed
   2    a usage error: unknown command or flag, wrong arguments, a malformed
-       -p, -w, -l or --serviceaccount, a param or workspace the Task does not
-       declare, a required param without a value
+       -p, -w, -l, --serviceaccount or --keep-since, a param or workspace the
+       Task does not declare, a required param without a value
   130  interrupted (Ctrl-C); a run that was started goes on in the cluster`
 
 // NewRootCommand returns the plugin's command tree, writing to o.Streams.
@@ -102,6 +102,8 @@ func NewRootCommand(o Options) *cobra.Command {
 		p.newListCommand(),
 		p.newDescribeCommand(),
 		p.newCancelCommand(),
+		p.newRerunCommand(),
+		p.newDeleteCommand(),
 		p.newCompletionCommand(root),
 	)
 	return root

@@ -26,8 +26,8 @@ type startFlags struct {
 	timeout        string
 	name           string
 	generateName   bool
-	showlog        bool
-	wait           bool
+	last           bool
+	follow         followFlags
 }
 
 func (p *plugin) newStartCommand() *cobra.Command {
@@ -44,6 +44,12 @@ missing, with their descriptions, and the params that have defaults. A -w
 for a workspace the Task does not declare is refused too, naming those it
 declares; a workspace left unbound is an emptyDir for the run's Pod.
 
+With --last, the run takes the params, workspaces, ServiceAccount, Pod
+template, timeout, retries, retryOn, TTL and labels of the Task's newest run
+(by creation time); -p, -w, -l, --serviceaccount and --timeout override them,
+one by one. What the newest run set that the Task no longer declares is left
+out, with a warning.
+
 With --wait or --showlog, start waits for the run to finish, and exits 0 when
 it succeeded, or 1 with the reason when it failed. Should the logs stop before
 the run ends, --showlog says why and goes on waiting: the exit code is the run's.`,
@@ -56,7 +62,10 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
   # Run the Task build with its workspace source on a claim, as the
   # ServiceAccount builder, labelled so that list -l finds it
   kubectl task start build -w source=pvc:build-cache -w settings=configmap:build-settings \
-    --serviceaccount builder -l team=platform`,
+    --serviceaccount builder -l team=platform
+
+  # Run build again as its newest run did, but with another value for tag
+  kubectl task start build --last -p tag=v2`,
 		Args:              exactlyOne("the name of a Task"),
 		ValidArgsFunction: p.completeTasks,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,8 +81,8 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
 		flagDuration(runstate.DefaultTimeout)+" unless set)")
 	fl.StringVar(&f.name, "name", "", "The TaskRun's name (default: generated, TASK-xxxxx)")
 	fl.BoolVar(&f.generateName, "generate-name", false, "Generate the TaskRun's name from the Task's, TASK-xxxxx (the default; excludes --name)")
-	fl.BoolVar(&f.showlog, "showlog", false, "Follow the steps' logs, in order, until the run finishes")
-	fl.BoolVar(&f.wait, "wait", false, "Wait until the run finishes, and exit 1 if it failed")
+	fl.BoolVar(&f.last, "last", false, "Take the params, workspaces, ServiceAccount, Pod template, timeout, retries, TTL and labels of the Task's newest run; other flags override them")
+	f.follow.addFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("workspace", p.completeWorkspaces)
 	_ = cmd.RegisterFlagCompletionFunc("serviceaccount", p.completeServiceAccounts)
 	return cmd
@@ -124,35 +133,83 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if err := checkWorkspaces(cmd, task, workspaces); err != nil {
 		return err
 	}
-	if err := checkParams(cmd, task, effectiveParams(task, given)); err != nil {
-		return err
-	}
 
 	run := &v1beta1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.name, Labels: runLabels},
 		Spec: v1beta1.TaskRunSpec{
 			TaskRef:            v1beta1.TaskRef{Name: task.Name},
+			Params:             given,
+			Workspaces:         workspaces,
 			Timeout:            timeout,
 			ServiceAccountName: f.serviceAccount,
 		},
 	}
-	if len(given) > 0 {
-		run.Spec.Params = given
+	var from string
+	if f.last {
+		last, err := c.newestRunOf(ctx, ns, task.Name)
+		if err != nil {
+			return err
+		}
+		if last == nil {
+			return fmt.Errorf("Task %q has no runs in namespace %q for --last to start again; start it without --last", task.Name, ns) //nolint:staticcheck // the kind Task, as users see it
+		}
+		from = last.Name
+		run.Spec = repeatedSpec(last)
+		run.Spec.Params = mergeParams(p.Streams.ErrOut, task, last.Name, run.Spec.Params, given)
+		run.Spec.Workspaces = mergeWorkspaces(p.Streams.ErrOut, task, last.Name, run.Spec.Workspaces, workspaces)
+		if cmd.Flags().Changed("serviceaccount") {
+			run.Spec.ServiceAccountName = f.serviceAccount
+		}
+		if timeout != nil {
+			run.Spec.Timeout = timeout
+		}
+		run.Labels = mergeLabels(repeatedLabels(last), runLabels)
 	}
-	if len(workspaces) > 0 {
-		run.Spec.Workspaces = workspaces
+	if err := checkParams(cmd, task, effectiveParams(task, run.Spec.Params)); err != nil {
+		return err
 	}
-	if f.name == "" {
-		run.GenerateName = task.Name + "-"
+	return p.createAndFollow(ctx, c, run, from, f.follow)
+}
+
+// followFlags say whether a command that starts a run waits for it.
+type followFlags struct {
+	showlog bool
+	wait    bool
+}
+
+func (f *followFlags) addFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.showlog, "showlog", false, "Follow the steps' logs, in order, until the run finishes")
+	cmd.Flags().BoolVar(&f.wait, "wait", false, "Wait until the run finishes, and exit 1 if it failed")
+}
+
+// createAndFollow creates run, named after its Task unless it has a name,
+// says so (and, if from is set, which run it repeats), then follows it as f
+// asks.
+func (p *plugin) createAndFollow(ctx context.Context, c *Clients, run *v1beta1.TaskRun, from string, f followFlags) error {
+	ns := run.Namespace
+	if run.Name == "" {
+		run.GenerateName = run.Spec.TaskRef.Name + "-"
+	}
+	// An empty list and no list are the same run; keep what is stored as
+	// start wrote it before there were lists to merge.
+	if len(run.Spec.Params) == 0 {
+		run.Spec.Params = nil
+	}
+	if len(run.Spec.Workspaces) == 0 {
+		run.Spec.Workspaces = nil
 	}
 	if err := c.Client.Create(ctx, run); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("TaskRun %q already exists in namespace %q; choose another --name, or leave it out to generate one", f.name, ns)
+			return fmt.Errorf("TaskRun %q already exists in namespace %q; choose another --name, or leave it out to generate one", run.Name, ns)
 		}
 		return clusterError(err, c.Host)
 	}
 	out := p.Streams.Out
-	fmt.Fprintf(out, "TaskRun %s started in namespace %s\n", run.Name, ns)
+	if from != "" {
+		fmt.Fprintf(out, "TaskRun %s started in namespace %s, with the settings of TaskRun %s\n", run.Name, ns, from)
+	} else {
+		fmt.Fprintf(out, "TaskRun %s started in namespace %s\n", run.Name, ns)
+	}
 	fmt.Fprintf(out, "Follow its logs with: kubectl task logs %s -f -n %s\n", run.Name, ns)
 	if !f.showlog && !f.wait {
 		return nil

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file holds the parts of describe that release 3's run semantics
+// added: why a run has not started, its retries and TTL, its results and
+// its earlier attempts.
+
+// maxResultDisplay is how many characters of a result's value describe
+// shows; a value may be 4 KiB, which would push every other row aside.
+const maxResultDisplay = 100
+
+// messageLabel is the header's label for the Succeeded condition's message:
+// while the run is Pending, its message says what holds the run back.
+func messageLabel(c *metav1.Condition) string {
+	if c.Status == metav1.ConditionUnknown && c.Reason == string(v1beta1.ReasonPending) {
+		return "Why Pending"
+	}
+	return "Message"
+}
+
+// retriesText says how often the run may retry, on what, and which attempt
+// it is on; empty for a run that does not retry.
+func retriesText(run *v1beta1.TaskRun) string {
+	if !mayRetry(run) {
+		return ""
+	}
+	retries := 0
+	if run.Spec.Retries != nil {
+		retries = int(*run.Spec.Retries)
+	}
+	on := "PodFailed (the default)"
+	if len(run.Spec.RetryOn) > 0 {
+		reasons := make([]string, len(run.Spec.RetryOn))
+		for i, r := range run.Spec.RetryOn {
+			reasons[i] = string(r)
+		}
+		on = strings.Join(reasons, " and ")
+	}
+	return fmt.Sprintf("%d, on %s (attempt %d of %d)", retries, on, attempt(run), maxAttempts(run))
+}
+
+// ttlText says when the controller deletes the run.
+func (d *describer) ttlText(run *v1beta1.TaskRun) string {
+	ttl := run.Spec.TTLSecondsAfterFinished
+	if ttl == nil {
+		return "the controller's default (its --default-ttl-after-finished; kept unless set)"
+	}
+	text := flagDuration(time.Duration(*ttl)*time.Second) + " after it finishes"
+	expires, ok := runstate.ExpiresAt(run, 0)
+	if !ok {
+		return text
+	}
+	if expires.After(d.now) {
+		return fmt.Sprintf("%s: deleted at %s (in %s)", text, expires.UTC().Format(time.RFC3339), since(d.now, expires))
+	}
+	return fmt.Sprintf("%s: due for deletion since %s (%s ago)", text, expires.UTC().Format(time.RFC3339), since(expires, d.now))
+}
+
+// results shows the values the run handed back, in the Task's order as the
+// status keeps them; then the results the Task declares that the run has not
+// written (yet).
+func (d *describer) results(run *v1beta1.TaskRun, task *v1beta1.Task) {
+	d.line("")
+	d.line("Results:")
+	type row struct{ name, value string }
+	var rows []row
+	reported := map[string]bool{}
+	for _, r := range run.Status.Results {
+		reported[r.Name] = true
+		value := none
+		if r.Value != nil {
+			value = resultValue(*r.Value)
+		}
+		rows = append(rows, row{r.Name, value})
+	}
+	if task != nil {
+		for _, r := range task.Spec.Results {
+			if !reported[r.Name] {
+				rows = append(rows, row{r.Name, none})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		d.line("  (none)")
+		return
+	}
+	d.line("  NAME\tVALUE")
+	for _, r := range rows {
+		d.line("  %s\t%s", r.name, r.value)
+	}
+}
+
+// resultValue shows a result on one line, as displayValue does, cut at
+// maxResultDisplay characters with the whole value's size.
+func resultValue(v string) string {
+	if utf8.RuneCountInString(v) <= maxResultDisplay {
+		return displayValue(v)
+	}
+	cut := string([]rune(v)[:maxResultDisplay])
+	return fmt.Sprintf("%s... (%d bytes in all; kubectl get tr -o yaml shows it whole)", displayValue(cut), len(v))
+}
+
+// attempts shows the run's earlier attempts, oldest first; the header's Pod
+// names the current one.
+func (d *describer) attempts(run *v1beta1.TaskRun) {
+	if !mayRetry(run) {
+		return
+	}
+	d.line("")
+	d.line("Attempts:")
+	if len(run.Status.Attempts) == 0 {
+		d.line("  (none before this one)")
+		return
+	}
+	d.line("  #\tPOD\tSTARTED\tCOMPLETED\tREASON\tMESSAGE")
+	for i, a := range run.Status.Attempts {
+		d.line("  %d\t%s\t%s\t%s\t%s\t%s", i+1, a.PodName, ago(a.StartTime, d.now), ago(a.CompletionTime, d.now), orNone(a.Reason), orNone(oneLine(a.Message)))
+	}
+}

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file holds what rerun and start --last share: what a new run takes
+// from an earlier one, and which earlier run is the newest of a Task.
+
+// repeatedSpec is the spec a new run of the same work gets from run: all of
+// it (Task, params, workspaces, ServiceAccount, Pod template, timeout,
+// retries, retryOn, TTL, and any field a later release adds), but for
+// spec.status, for a cancel request belongs to the run that was cancelled.
+func repeatedSpec(run *v1beta1.TaskRun) v1beta1.TaskRunSpec {
+	spec := run.Spec.DeepCopy()
+	spec.Status = ""
+	return *spec
+}
+
+// repeatedLabels are run's labels but those the controller sets on what it
+// makes (runstate.PodLabels), which name the earlier run, not the new one.
+func repeatedLabels(run *v1beta1.TaskRun) map[string]string {
+	labels := maps.Clone(run.Labels)
+	for key := range runstate.PodLabels(run) {
+		delete(labels, key)
+	}
+	if len(labels) == 0 {
+		return nil
+	}
+	return labels
+}
+
+// newestRunOf returns the run of Task task created last in ns, by
+// creationTimestamp, the later name breaking a tie within one second; nil
+// if the Task has none.
+func (c *Clients) newestRunOf(ctx context.Context, ns, task string) (*v1beta1.TaskRun, error) {
+	var list v1beta1.TaskRunList
+	if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, clusterError(err, c.Host)
+	}
+	var newest *v1beta1.TaskRun
+	for i := range list.Items {
+		run := &list.Items[i]
+		if run.Spec.TaskRef.Name != task {
+			continue
+		}
+		if newest == nil || newest.CreationTimestamp.Before(&run.CreationTimestamp) ||
+			(newest.CreationTimestamp.Equal(&run.CreationTimestamp) && run.Name > newest.Name) {
+			newest = run
+		}
+	}
+	return newest, nil
+}
+
+// mergeParams returns base's params with given's values in their place, and
+// given's others after them. Params of base that task no longer declares are
+// left out, each with a warning on w: the controller would ignore them, and
+// start refuses them.
+func mergeParams(w io.Writer, task *v1beta1.Task, from string, base, given []v1beta1.Param) []v1beta1.Param {
+	declared := map[string]bool{}
+	for _, p := range task.Spec.Params {
+		declared[p.Name] = true
+	}
+	override := map[string]string{}
+	for _, p := range given {
+		override[p.Name] = p.Value
+	}
+	var out []v1beta1.Param
+	for _, p := range base {
+		if !declared[p.Name] {
+			if _, replaced := override[p.Name]; !replaced {
+				fmt.Fprintf(w, "warning: TaskRun %s's param %q is left out: Task %q does not declare it any more\n", from, p.Name, task.Name)
+			}
+			continue
+		}
+		if v, ok := override[p.Name]; ok {
+			p.Value = v
+			delete(override, p.Name)
+		}
+		out = append(out, p)
+	}
+	for _, p := range given {
+		if _, pending := override[p.Name]; pending {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// mergeWorkspaces is mergeParams for workspace bindings.
+func mergeWorkspaces(w io.Writer, task *v1beta1.Task, from string, base, given []v1beta1.WorkspaceBinding) []v1beta1.WorkspaceBinding {
+	declared := map[string]bool{}
+	for _, ws := range task.Spec.Workspaces {
+		declared[ws.Name] = true
+	}
+	override := map[string]v1beta1.WorkspaceBinding{}
+	for _, b := range given {
+		override[b.Name] = b
+	}
+	var out []v1beta1.WorkspaceBinding
+	for _, b := range base {
+		if !declared[b.Name] {
+			if _, replaced := override[b.Name]; !replaced {
+				fmt.Fprintf(w, "warning: TaskRun %s's workspace %q is left out: Task %q does not declare it any more\n", from, b.Name, task.Name)
+			}
+			continue
+		}
+		if o, ok := override[b.Name]; ok {
+			b = o
+			delete(override, b.Name)
+		}
+		out = append(out, b)
+	}
+	for _, b := range given {
+		if _, pending := override[b.Name]; pending {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// mergeLabels returns base's labels with given's added over them.
+func mergeLabels(base, given map[string]string) map[string]string {
+	if len(base) == 0 && len(given) == 0 {
+		return nil
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, given)
+	return out
+}

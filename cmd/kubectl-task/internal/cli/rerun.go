@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// rerunFlags are rerun's flags.
+type rerunFlags struct {
+	name   string
+	follow followFlags
+}
+
+func (p *plugin) newRerunCommand() *cobra.Command {
+	var f rerunFlags
+	cmd := &cobra.Command{
+		Use:   "rerun RUN",
+		Short: "Start a new run with the settings of an earlier one",
+		Long: `Start a new run of the same Task with the settings of RUN: its params,
+workspaces, ServiceAccount, Pod template, timeout, retries, retryOn, TTL and
+labels. The new run gets a new name, TASK-xxxxx as start names runs, or
+--name. It does not take RUN's status, nor a cancel request (spec.status),
+nor the labels the controller sets; RUN itself is left as it is, finished or
+not.
+
+To change a setting on the way, start the Task with --last and the flags
+that differ: kubectl task start TASK --last -p NAME=VALUE.`,
+		Example: `  # Run greet-x7k2p's Task again, as greet-x7k2p ran it, and follow the logs
+  kubectl task rerun greet-x7k2p --showlog`,
+		Args:              exactlyOne("the name of a run"),
+		ValidArgsFunction: p.completeRuns(false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return p.runRerun(cmd.Context(), args[0], f)
+		},
+	}
+	cmd.Flags().StringVar(&f.name, "name", "", "The new TaskRun's name (default: generated, TASK-xxxxx)")
+	f.follow.addFlags(cmd)
+	return cmd
+}
+
+func (p *plugin) runRerun(ctx context.Context, name string, f rerunFlags) error {
+	c, ns, err := p.connect()
+	if err != nil {
+		return err
+	}
+	earlier, err := c.getRun(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	// A run of a Task that is gone would wait for it; one that misses a
+	// value the Task now requires would fail at once. Say so, create nothing.
+	task, err := c.getTask(ctx, ns, earlier.Spec.TaskRef.Name)
+	if err != nil {
+		return err
+	}
+	run := &v1beta1.TaskRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.name, Labels: repeatedLabels(earlier)},
+		Spec:       repeatedSpec(earlier),
+	}
+	if missing := missingParams(task, run.Spec.Params); len(missing) > 0 {
+		return fmt.Errorf("Task %q now needs a value for %s, which TaskRun %s does not give; start it with: kubectl task start %s --last -p NAME=VALUE", //nolint:staticcheck // the kind Task, as users see it
+			task.Name, quotedList("param", missing), name, task.Name)
+	}
+	return p.createAndFollow(ctx, c, run, name, f.follow)
+}
+
+// missingParams names the params of task that need a value and get none
+// from given.
+func missingParams(task *v1beta1.Task, given []v1beta1.Param) []string {
+	var missing []string
+	for _, p := range runstate.ResolveParams(task, given) {
+		if p.Source == runstate.Missing {
+			missing = append(missing, p.Spec.Name)
+		}
+	}
+	return missing
+}
+
+// quotedList is `param "a"` or `params "a", "b"`.
+func quotedList(noun string, names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = fmt.Sprintf("%q", n)
+	}
+	return plural(len(names), noun, noun+"s") + " " + strings.Join(quoted, ", ")
+}
