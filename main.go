@@ -50,6 +50,10 @@ type options struct {
 	shutdownTimeout  time.Duration
 	// saUseCheck is --serviceaccount-use-check.
 	saUseCheck bool
+	// defaultTTL is --default-ttl-after-finished.
+	defaultTTL time.Duration
+	// imagePullTimeout is --image-pull-timeout.
+	imagePullTimeout time.Duration
 }
 
 func parseFlags() (options, zap.Options) {
@@ -87,6 +91,11 @@ func parseFlags() (options, zap.Options) {
 	flag.BoolVar(&o.saUseCheck, "serviceaccount-use-check", true,
 		"Admit a TaskRun naming spec.serviceAccountName only if its creator may use that ServiceAccount "+
 			"(verb use on serviceaccounts) or create Pods in its namespace; false admits every TaskRun.")
+	flag.DurationVar(&o.defaultTTL, "default-ttl-after-finished", 0,
+		"How long after it finished a TaskRun without spec.ttlSecondsAfterFinished is deleted, with its Pods; 0 keeps it.")
+	flag.DurationVar(&o.imagePullTimeout, "image-pull-timeout", controllers.DefaultImagePullTimeout,
+		"How long a step's image may fail to pull (ErrImagePull, ImagePullBackOff) before its TaskRun ends ImagePullFailed; "+
+			"0 leaves it to the run's timeout.")
 	zo := zap.Options{Development: true}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -168,6 +177,8 @@ func run(o options) error {
 			Client:                  mgr.GetClient(),
 			DefaultTimeout:          o.defaultTimeout,
 			MaxConcurrentReconciles: o.maxConcurrent,
+			DefaultTTLAfterFinished: o.defaultTTL,
+			ImagePullTimeout:        o.imagePullTimeout,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
