@@ -102,7 +102,7 @@ func TestPodSpecRelease3(t *testing.T) {
 		},
 		InitContainers: []corev1.Container{defaulted(corev1.Container{
 			Name: "step-fetch", Image: "alpine:3",
-			Command: []string{"/bin/sh", "-c", `echo "$GREETING" > "/workspace/source/greeting"`},
+			Command: controllers.ScriptCommand(`echo "$GREETING" > "/workspace/source/greeting"`, ""),
 			Env:     []corev1.EnvVar{{Name: "GREETING", Value: "hi"}},
 		})},
 		Containers: []corev1.Container{defaulted(corev1.Container{

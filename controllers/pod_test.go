@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -43,8 +44,8 @@ func TestPodSpec(t *testing.T) {
 		return out
 	}
 	wantInit := []container{
-		{"step-fetch", "alpine:3", []string{"/bin/sh", "-c", `echo "hi" > /tmp/x`}},
-		{"step-compile", "golang:1", []string{"/bin/sh", "-c", "go build app"}},
+		{"step-fetch", "alpine:3", controllers.ScriptCommand(`echo "hi" > /tmp/x`, "")},
+		{"step-compile", "golang:1", controllers.ScriptCommand("go build app", "")},
 	}
 	if diff := cmp.Diff(wantInit, project(pod.Spec.InitContainers)); diff != "" {
 		t.Errorf("init containers mismatch (-want +got):\n%s", diff)

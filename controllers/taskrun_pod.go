@@ -59,13 +59,14 @@ type podInputs struct {
 // *podTooLargeError, found by counting: no more than maxPodText bytes of it
 // are ever built.
 func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.Pod, error) {
-	values := params.Values{Params: in.params, Workspaces: runstate.WorkspacePaths(task)}
+	values := params.Values{Params: in.params, Workspaces: runstate.WorkspacePaths(task), Results: runstate.ResultPaths(task)}
 	budget := params.NewBudget(maxPodText)
-	mounts := workspaceMounts(task)
+	mounts := append(workspaceMounts(task), resultsMounts(task)...)
+	results := runstate.ResultNames(task)
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
-		containers[i] = containerForStep(step, values, budget)
+		containers[i] = containerForStep(step, values, results, budget)
 		containers[i].VolumeMounts = slices.Clone(mounts)
 		stepNames[i] = step.Name
 	}
@@ -87,7 +88,7 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 			RestartPolicy:         corev1.RestartPolicyNever,
 			InitContainers:        initContainers,
 			Containers:            containers[last:],
-			Volumes:               workspaceVolumes(task, run),
+			Volumes:               append(workspaceVolumes(task, run), resultsVolumes(task)...),
 			ActiveDeadlineSeconds: in.activeDeadlineSeconds,
 		},
 	}
@@ -96,12 +97,36 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 	if in.restricted {
 		applyRestricted(&pod.Spec)
 	}
-	// A step name too long for its container name is kept whole on the Pod,
-	// so that status.steps and kubectl task logs still name the step.
-	if names, needed := runstate.StepNamesAnnotation(stepNames); needed {
-		pod.Annotations = map[string]string{runstate.AnnotationStepNames: names}
-	}
+	pod.Annotations = podAnnotations(task, stepNames)
 	return pod, nil
+}
+
+// podAnnotations returns what the controller reads back from the Pod alone,
+// nil for nothing: the step names too long for their container names, kept
+// whole so that status.steps and kubectl task logs still name the step; the
+// Task's results in its order and the containers that write them
+// (results_status.go), so that status.results needs no Task.
+func podAnnotations(task *v1beta1.Task, stepNames []string) map[string]string {
+	annotations := map[string]string{}
+	if names, needed := runstate.StepNamesAnnotation(stepNames); needed {
+		annotations[runstate.AnnotationStepNames] = names
+	}
+	if names, needed := runstate.NamesAnnotation(runstate.ResultNames(task)); needed {
+		annotations[runstate.AnnotationResults] = names
+	}
+	var scriptSteps []string
+	for _, step := range task.Spec.Steps {
+		if step.Script != "" {
+			scriptSteps = append(scriptSteps, runstate.StepContainer(step.Name))
+		}
+	}
+	if names, needed := runstate.NamesAnnotation(scriptSteps); needed {
+		annotations[runstate.AnnotationScriptSteps] = names
+	}
+	if len(annotations) == 0 {
+		return nil
+	}
+	return annotations
 }
 
 // podLabels returns the run's labels and the controller's own, which win: the
@@ -115,9 +140,10 @@ func podLabels(run *v1beta1.TaskRun) map[string]string {
 
 // containerForStep returns step's container with references replaced in
 // every text that may hold them, each charged to budget. A script runs as
-// /bin/sh -c SCRIPT; a step without one runs its command and args, or the
-// image's entrypoint.
-func containerForStep(step v1beta1.Step, values params.Values, budget *params.Budget) corev1.Container {
+// /bin/sh -c SCRIPT inside the wrapper that writes its termination message
+// with the Task's results (results_script.go); a step without one runs its
+// command and args, or the image's entrypoint, untouched.
+func containerForStep(step v1beta1.Step, values params.Values, results []string, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
 		Name:       runstate.StepContainer(step.Name),
 		Image:      budget.Substitute(step.Image, values),
@@ -127,7 +153,7 @@ func containerForStep(step v1beta1.Step, values params.Values, budget *params.Bu
 		Env:        substituteEnv(step.Env, values, budget),
 	}
 	if step.Script != "" {
-		c.Command = []string{"/bin/sh", "-c", budget.Substitute(step.Script, values)}
+		c.Command = scriptCommand(budget.Substitute(step.Script, values), step.OnError, results)
 	}
 	for _, from := range step.EnvFrom {
 		c.EnvFrom = append(c.EnvFrom, *from.DeepCopy())

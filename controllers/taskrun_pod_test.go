@@ -16,7 +16,16 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
+// withResults declares results on task, in order.
+func withResults(task *v1beta1.Task, names ...string) *v1beta1.Task {
+	for _, name := range names {
+		task.Spec.Results = append(task.Spec.Results, v1beta1.ResultDeclaration{Name: name})
+	}
+	return task
+}
+
 func TestPodForRun(t *testing.T) {
+	resultsMount := []corev1.VolumeMount{{Name: "minitask-results", MountPath: "/minitask/results"}}
 	labels := map[string]string{runstate.LabelManagedBy: runstate.ManagedByValue, runstate.LabelTaskRun: "run"}
 	tests := map[string]struct {
 		task            *v1beta1.Task
@@ -45,12 +54,39 @@ func TestPodForRun(t *testing.T) {
 				ActiveDeadlineSeconds:        ptr.To[int64](60),
 				AutomountServiceAccountToken: ptr.To(false),
 				InitContainers: []corev1.Container{
-					{Name: "step-fetch", Image: "alpine:3", Command: []string{"/bin/sh", "-c", "echo hi $(params.unknown) $HOME"}},
-					{Name: "step-build", Image: "golang:1", Command: []string{"/bin/sh", "-c", "go build"}},
+					{Name: "step-fetch", Image: "alpine:3", Command: scriptCommand("echo hi $(params.unknown) $HOME", "", nil)},
+					{Name: "step-build", Image: "golang:1", Command: scriptCommand("go build", "", nil)},
 				},
 				Containers: []corev1.Container{
-					{Name: "step-push", Image: "r.io/pusher", Command: []string{"/bin/sh", "-c", "push 3"}},
+					{Name: "step-push", Image: "r.io/pusher", Command: scriptCommand("push 3", "", nil)},
 				},
+			},
+			wantAnnotations: map[string]string{runstate.AnnotationScriptSteps: `["step-fetch","step-build","step-push"]`},
+		},
+		"results: every step mounts their volume, script steps are told their names, paths replaced everywhere": {
+			task: withResults(wrappers.Task("ns", "t").Steps(
+				v1beta1.Step{Name: "probe", Image: "alpine:3", Script: "echo 1 > $(results.version.path)", OnError: v1beta1.OnErrorContinue},
+				v1beta1.Step{Name: "tool", Image: "tool", Command: []string{"tool"}, Args: []string{"--out=$(results.digest.path)"},
+					WorkingDir: "$(results.digest.path)", Env: []corev1.EnvVar{{Name: "OUT", Value: "$(results.version.path)"}}},
+				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)"},
+			).Obj(), "version", "digest"),
+			want: corev1.PodSpec{
+				RestartPolicy:                corev1.RestartPolicyNever,
+				AutomountServiceAccountToken: ptr.To(false),
+				Volumes:                      []corev1.Volume{{Name: "minitask-results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				InitContainers: []corev1.Container{
+					{Name: "step-probe", Image: "alpine:3", Command: scriptCommand("echo 1 > /minitask/results/version", v1beta1.OnErrorContinue, []string{"version", "digest"}),
+						VolumeMounts: resultsMount},
+					{Name: "step-tool", Image: "tool", Command: []string{"tool"}, Args: []string{"--out=/minitask/results/digest"},
+						WorkingDir: "/minitask/results/digest", Env: []corev1.EnvVar{{Name: "OUT", Value: "/minitask/results/version"}}, VolumeMounts: resultsMount},
+				},
+				Containers: []corev1.Container{
+					{Name: "step-report", Image: "alpine:3", Command: scriptCommand("cat /minitask/results/digest", "", []string{"version", "digest"}), VolumeMounts: resultsMount},
+				},
+			},
+			wantAnnotations: map[string]string{
+				runstate.AnnotationResults:     `["version","digest"]`,
+				runstate.AnnotationScriptSteps: `["step-probe","step-report"]`,
 			},
 		},
 		"step name too long for a container name: shortened, kept whole in an annotation": {

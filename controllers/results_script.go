@@ -1,0 +1,126 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file wraps a script step so that it ends by writing its termination
+// message, {"exitCode": N, "results": {"NAME": "VALUE", ...}} (docs/results.md).
+//
+// The container runs
+//
+//	/bin/sh -c WRAPPER minitask-step SCRIPT ONERROR RESULT...
+//
+// WRAPPER is the constant text below; the script and the result names are
+// its arguments, never pasted into it, so no script can break out of it.
+// The wrapper runs the script as the step always ran it, /bin/sh -c SCRIPT,
+// in the foreground with the container's stdin, stdout and stderr, so that
+// $0, set -e, traps and the exit code are the script's own; then it writes
+// the message, and exits with the script's code (0 under onError: continue).
+// Result names are declared names (the CRD allows only [a-zA-Z0-9_-]), so
+// they need no escaping; values are escaped byte by byte by od and awk,
+// which busybox, Alpine and Debian images all have.
+
+const (
+	// scriptWrapperName is the wrapper's $0: it names the wrapper in the
+	// shell's own error messages, and tells a reader of the Pod (kwok's
+	// stages, say) where the script is: the argument after it.
+	scriptWrapperName = "minitask-step"
+
+	// maxResultRead is how much of a result's file the wrapper reads: a value
+	// longer than the kubelet keeps of a whole message is too large however
+	// it ends, and reading the rest of a file of gigabytes would only burn
+	// the step's time and memory.
+	maxResultRead = runstate.MaxTerminationMessage + 1
+)
+
+// jsonStringAWK turns the decimal bytes that od prints into one JSON string,
+// quotes included: printable ASCII as it is but " and \, control bytes
+// escaped, well-formed UTF-8 sequences as they are, and each byte of an
+// ill-formed one (overlong, a surrogate, past U+10FFFF, cut short) as
+// \ufffd, as Go's decoder reads it. It is run with LC_ALL=C so that every
+// awk prints a byte, not a character, for %c.
+const jsonStringAWK = `BEGIN {
+	n = 0
+	for (i = 0; i < 32; i++) esc[i] = sprintf("\\u%04x", i)
+	esc[8] = "\\b"; esc[9] = "\\t"; esc[10] = "\\n"; esc[12] = "\\f"; esc[13] = "\\r"
+	esc[34] = "\\\""; esc[92] = "\\\\"; esc[127] = "\\u007f"
+	printf "\""
+}
+{ for (i = 1; i <= NF; i++) b[n++] = $i + 0 }
+END {
+	i = 0
+	while (i < n) {
+		c = b[i]
+		if (c < 128) {
+			if (c in esc) printf "%s", esc[c]; else printf "%c", c
+			i++
+			continue
+		}
+		len = 0; lo = 128; hi = 191
+		if (c >= 194 && c <= 223) len = 2
+		else if (c >= 224 && c <= 239) { len = 3; if (c == 224) lo = 160; if (c == 237) hi = 159 }
+		else if (c >= 240 && c <= 244) { len = 4; if (c == 240) lo = 144; if (c == 244) hi = 143 }
+		ok = len > 0 && i + len <= n
+		for (j = 1; ok && j < len; j++) {
+			d = b[i + j]
+			if (j == 1 && (d < lo || d > hi)) ok = 0
+			if (j > 1 && (d < 128 || d > 191)) ok = 0
+		}
+		if (ok) { for (j = 0; j < len; j++) printf "%c", b[i + j]; i += len }
+		else { printf "\\ufffd"; i++ }
+	}
+	printf "\""
+}`
+
+// scriptWrapper is the wrapper of every script step of a Pod.
+var scriptWrapper = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath)
+
+// scriptShell runs every script: /bin/sh -c SCRIPT.
+const scriptShell = "/bin/sh"
+
+// wrapperScript returns the wrapper's text for scripts run by shell, results
+// in resultsDir and the termination message at messagePath; tests run it
+// with shells and directories of their own.
+func wrapperScript(shell, resultsDir, messagePath string) string {
+	return fmt.Sprintf(`%s -c "$1"
+code=$?
+mode=$2
+shift 2
+{
+	printf '{"exitCode":%%d,"results":{' "$code"
+	sep=
+	for name in "$@"; do
+		file=%s/$name
+		[ -f "$file" ] || continue
+		printf '%%s"%%s":' "$sep" "$name"
+		dd if="$file" bs=%d count=1 2>/dev/null | od -An -v -tu1 | LC_ALL=C awk '%s'
+		sep=,
+	done
+	printf '}}'
+} >%s
+[ "$mode" = %s ] && exit 0
+exit "$code"
+`, shellQuote(shell), shellQuote(resultsDir), maxResultRead, jsonStringAWK, shellQuote(messagePath), v1beta1.OnErrorContinue)
+}
+
+// scriptCommand returns the command of a script step: the wrapper, then the
+// script, the step's onError and the names of the Task's results.
+func scriptCommand(script string, onError v1beta1.OnError, results []string) []string {
+	if onError == "" {
+		onError = v1beta1.OnErrorStopAndFail
+	}
+	command := make([]string, 0, 6+len(results))
+	command = append(command, scriptShell, "-c", scriptWrapper, scriptWrapperName, script, string(onError))
+	return append(command, results...)
+}
+
+// shellQuote quotes s for the shell: a path of the controller's own, never
+// a user's text, which only ever travels as an argument.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
