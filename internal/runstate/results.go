@@ -83,7 +83,7 @@ func TerminationMessageLimit(containers int) int {
 // when its script ends: the script's own exit code, and the value of every
 // result whose file was present then, by name.
 type TerminationMessage struct {
-	ExitCode *int32           `json:"exitCode"`
+	ExitCode *int32            `json:"exitCode"`
 	Results  map[string]string `json:"results,omitempty"`
 }
 
