@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
@@ -107,6 +108,19 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 		{"a TaskRun with workspaces, a ServiceAccount and a Pod template to v1alpha1", review(tb, scheme, alphaVersion,
 			hubRun().ServiceAccount("builder").PodTemplate(v1beta1.PodTemplate{PriorityClassName: "batch"}).
 				Workspace(v1beta1.WorkspaceBinding{Name: "w", EmptyDir: &corev1.EmptyDirVolumeSource{}}).Obj()), converted},
+		// Issue 15's fields, both ways; a stash whose attempt time is no time.
+		{"a Task with results and an onError step to v1alpha1", review(tb, scheme, alphaVersion,
+			withResults(hubTask().Steps(v1beta1.Step{Name: "lint", Image: "golangci/golangci-lint", Script: "golangci-lint run",
+				OnError: v1beta1.OnErrorContinue}).Obj(), digestResult)), converted},
+		{"a Retrying TaskRun with retries 0, a TTL, results and attempts to v1alpha1", review(tb, scheme, alphaVersion,
+			withOutcome(withRunSemantics(hubRun().Conditions(succeeded(metav1.ConditionUnknown, v1beta1.ReasonRetrying, finished)).Obj(),
+				ptr.To[int32](0), []v1beta1.RetryReason{v1beta1.RetryOnPodFailed}, ptr.To[int32](0)),
+				[]v1beta1.RunResult{{Name: "digest", Value: ptr.To("")}}, evicted)), converted},
+		{"a v1alpha1 TaskRun whose stash holds results and attempts", review(tb, scheme, betaVersion,
+			spokeRun().Phase(v1alpha1.TaskRunPhaseFailed).Annotation(stashed(`{"spec":{"retries":2,"ttlSecondsAfterFinished":0},`+
+				`"status":{"results":[{"name":"digest","value":""}],"attempts":[`+evictedStash+`]}}`)).Obj()), converted},
+		{"a v1alpha1 TaskRun whose stash holds an attempt time that is none", review(tb, scheme, betaVersion,
+			spokeRun().Annotation(stashed(`{"status":{"attempts":[{"podName":"p","reason":"PodFailed","startTime":"2024-05-01t10:00:00z"}]}}`)).Obj()), converted},
 		{"empty body", nil, rejected},
 		{"truncated JSON", []byte(`{"request":{"uid":`), rejected},
 		{"JSON null", []byte(`null`), rejected},

@@ -118,10 +118,10 @@ func TestSpokeAnnotationsSizeIsWhatConversionWrites(t *testing.T) {
 	}
 }
 
-// TestRelease3FieldsCountTowardsTheLimit: release 3's fields ride in the
-// stash, so they can take it past the limit too; the object then reads
-// through v1alpha1 with the marker instead, and SpokeAnnotationsSize says
-// by how much.
+// TestRelease3FieldsCountTowardsTheLimit: release 3's fields (issue 15's
+// among them) ride in the stash, so they can take it past the limit too;
+// the object then reads through v1alpha1 with the marker instead, and
+// SpokeAnnotationsSize says by how much.
 func TestRelease3FieldsCountTowardsTheLimit(t *testing.T) {
 	// 100 env values (the CRD's most) of 500 characters that JSON writes
 	// in six bytes each: about 300 KB in one step's stash entry.
@@ -134,6 +134,17 @@ func TestRelease3FieldsCountTowardsTheLimit(t *testing.T) {
 		selector[fmt.Sprintf("example.com/k%02d", i)] = oversizedText(1 << 10)
 	}
 	args := []string{oversizedText(45 << 10)}
+	// Issue 15's: status.attempts at the CRD's most, 10 messages of 32 KiB
+	// (about 2 MB of stash once escaped), and 16 result descriptions of 4 KiB.
+	attempts := make([]v1beta1.Attempt, 10)
+	for i := range attempts {
+		attempts[i] = v1beta1.Attempt{PodName: fmt.Sprintf("nightly-pod-%d", i), StartTime: &started, CompletionTime: &finished,
+			Reason: string(v1beta1.RetryOnPodFailed), Message: oversizedText(32 << 10)}
+	}
+	results := make([]v1beta1.ResultDeclaration, 16)
+	for i := range results {
+		results[i] = v1beta1.ResultDeclaration{Name: fmt.Sprintf("r%02d", i), Description: oversizedText(4 << 10)}
+	}
 
 	tests := map[string]struct {
 		hub runtime.Object
@@ -141,6 +152,8 @@ func TestRelease3FieldsCountTowardsTheLimit(t *testing.T) {
 		"a step's env":                     {hub: hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", Env: env}).Obj()},
 		"a step's args":                    {hub: hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", Args: args}).Obj()},
 		"a run's podTemplate.nodeSelector": {hub: hubRun().PodTemplate(v1beta1.PodTemplate{NodeSelector: selector}).Obj()},
+		"a run's status.attempts":          {hub: withOutcome(hubRun().Obj(), nil, attempts...)},
+		"a Task's results":                 {hub: withResults(hubTask().Obj(), results...)},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -22,6 +22,9 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(uint64(3), []byte(`{"v1beta1":{"spec":{"steps":[{"name":"build","computeResources":{"limits":{"cpu":"0.5"}}}]}}}`))
 	f.Add(uint64(4), []byte(`{"v1beta1":{"spec":{"steps":"build"}}}`))
 	f.Add(uint64(5), []byte(`{"v1beta1":{"spec":{"steps":[{"name":"build","envFrom":[{}],"computeResources":{}}]}}}`))
+	f.Add(uint64(6), []byte(`{"v1beta1":{"spec":{"results":[{"name":"digest"}],"steps":[{"name":"test","onError":"continue"}]}}}`))
+	f.Add(uint64(7), []byte(`{"v1beta1":{"spec":{"results":[{"name":"digest"},{"name":"digest","description":""}],"steps":[{"name":"build","onError":"sometimes"}]}}}`))
+	f.Add(uint64(8), []byte(`{"v1beta1":{"spec":{"results":{"name":"digest"}}}}`))
 
 	f.Fuzz(func(t *testing.T, seed uint64, stash []byte) {
 		ctx := context.Background()
