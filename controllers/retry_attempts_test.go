@@ -12,7 +12,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-func TestRetries(t *testing.T) {
+func TestRetryDecision(t *testing.T) {
 	podFailed := failed(v1beta1.ReasonPodFailed, "evicted")
 	stepFailed := failed(v1beta1.ReasonStepFailed, "step exited 1")
 	run := func(retries *int32, on ...v1beta1.RetryReason) *v1beta1.TaskRun {
