@@ -15,8 +15,8 @@ import (
 )
 
 // This file turns what a reconcile observed into the TaskRun's status: the
-// Succeeded condition (the table in docs/lifecycle.md), the steps and the
-// times. Everything here is pure, so every row is tested without an API server.
+// Succeeded condition (the table in docs/lifecycle.md), the steps, the
+// results (results_status.go) and the times. Everything here is pure, so every row is tested without an API server.
 
 const (
 	// podReasonEvicted and podReasonDeadlineExceeded are the kubelet's
@@ -100,7 +100,10 @@ func podNotOurs(podName string) *outcome {
 func podOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
-		return succeeded()
+		if tooLarge := firstResultsTooLarge(pod); tooLarge != nil {
+			return tooLarge.outcome()
+		}
+		return succeededPast(continuedSteps(steps))
 	case corev1.PodFailed:
 		return failedPodOutcome(pod, steps)
 	}
@@ -123,8 +126,15 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 	default:
 		return failed(v1beta1.ReasonPodFailed, "Pod %q failed (%s): %s", pod.Name, reason, pod.Status.Message)
 	}
+	// The first thing that went wrong, in step order: a step that failed,
+	// or one whose results did not fit its message. A step that onError:
+	// continue let pass failed nothing.
+	tooLarge := firstResultsTooLarge(pod)
 	for _, step := range steps {
-		if step.State == v1beta1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 {
+		if tooLarge != nil && tooLarge.step == step.Name {
+			return tooLarge.outcome()
+		}
+		if step.State == v1beta1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1beta1.StepReasonContinued {
 			return failed(v1beta1.ReasonStepFailed, "step %q exited with code %d", step.Name, *step.ExitCode)
 		}
 	}
@@ -163,6 +173,7 @@ func stepStates(pod *corev1.Pod) []v1beta1.StepState {
 	for i, c := range containers {
 		steps[i] = stepState(c.Name, statuses[c.Container])
 	}
+	applyScriptExitCodes(steps, pod)
 	return steps
 }
 
@@ -208,6 +219,7 @@ func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.
 	if pod != nil {
 		st.PodName = pod.Name
 		st.Steps = stepStates(pod)
+		st.Results = runResults(pod)
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
 		Type:               v1beta1.ConditionSucceeded,

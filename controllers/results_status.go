@@ -1,0 +1,192 @@
+package controllers
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file reads back what script steps wrote as their termination
+// messages (results_script.go): each step's own exit code under onError:
+// continue, the run's results, and results too large for a message. It reads
+// the Pod alone, through its annotations (podAnnotations), so that the
+// trimmed Pod in the cache is enough. Everything here is pure, so every case
+// is tested by a table.
+
+// stepMessage is one script step's termination message, as the kubelet
+// reported it once the step ended.
+type stepMessage struct {
+	// step and container name the step.
+	step, container string
+	// text is the message as reported.
+	text string
+	// parsed is the message read, when it is the protocol's object.
+	parsed *runstate.TerminationMessage
+}
+
+// scriptStepMessages returns, in step order, the termination message of
+// every script step of pod that has ended with one. Steps that are no script
+// steps (or a Pod of an earlier release, which names none) are left out:
+// what they write there is their own.
+func scriptStepMessages(pod *corev1.Pod) []stepMessage {
+	scriptSteps := runstate.AnnotatedNames(pod.Annotations, runstate.AnnotationScriptSteps)
+	if len(scriptSteps) == 0 {
+		return nil
+	}
+	terminated := terminatedStates(pod)
+	var messages []stepMessage
+	for _, step := range runstate.Steps(pod) {
+		t := terminated[step.Container]
+		if t == nil || t.Message == "" || !slices.Contains(scriptSteps, step.Container) {
+			continue
+		}
+		m := stepMessage{step: step.Name, container: step.Container, text: t.Message}
+		if parsed, err := runstate.ParseTerminationMessage(t.Message); err == nil {
+			m.parsed = &parsed
+		}
+		messages = append(messages, m)
+	}
+	return messages
+}
+
+// terminatedStates returns the terminated state of each of pod's containers
+// that has ended, by container name.
+func terminatedStates(pod *corev1.Pod) map[string]*corev1.ContainerStateTerminated {
+	states := map[string]*corev1.ContainerStateTerminated{}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			if t := list[i].State.Terminated; t != nil {
+				states[list[i].Name] = t
+			}
+		}
+	}
+	return states
+}
+
+// applyScriptExitCodes reports, for each script step whose container exited 0
+// but whose script did not (onError: continue), the script's own code, with
+// reason Continued. steps are stepStates(pod).
+func applyScriptExitCodes(steps []v1beta1.StepState, pod *corev1.Pod) {
+	for _, m := range scriptStepMessages(pod) {
+		if m.parsed == nil || *m.parsed.ExitCode == 0 {
+			continue
+		}
+		for i := range steps {
+			step := &steps[i]
+			if step.Name != m.step || step.State != v1beta1.StepTerminated || step.ExitCode == nil || *step.ExitCode != 0 {
+				continue
+			}
+			code := *m.parsed.ExitCode
+			step.ExitCode = &code
+			step.Reason = v1beta1.StepReasonContinued
+		}
+	}
+}
+
+// runResults returns the run's results as pod's script steps reported them,
+// in the Task's order: each result's value from the last step whose message
+// holds it. A result no step wrote is left out; nil when there is none.
+func runResults(pod *corev1.Pod) []v1beta1.RunResult {
+	names := runstate.AnnotatedNames(pod.Annotations, runstate.AnnotationResults)
+	if len(names) == 0 {
+		return nil
+	}
+	values := map[string]string{}
+	for _, m := range scriptStepMessages(pod) {
+		if m.parsed == nil {
+			continue
+		}
+		for _, name := range names {
+			if v, ok := m.parsed.Results[name]; ok {
+				values[name] = v
+			}
+		}
+	}
+	var results []v1beta1.RunResult
+	for _, name := range names {
+		if v, ok := values[name]; ok {
+			results = append(results, v1beta1.RunResult{Name: name, Value: &v})
+		}
+	}
+	return results
+}
+
+// resultsTooLarge says which step's results did not fit its termination
+// message.
+type resultsTooLarge struct {
+	step string
+	// size is the message's length as reported.
+	size int
+	// cut says that the message is no JSON object and as long as the
+	// kubelet keeps: the kubelet cut it, and it was longer still.
+	cut bool
+	// limit is what the kubelet keeps of each step's message in this Pod.
+	limit int
+	// steps is how many steps the Pod has, which sets limit.
+	steps int
+}
+
+// firstResultsTooLarge returns the first script step of pod, in step order,
+// whose message is too large to hold its results, or nil. A message longer
+// than 4096 bytes is too large however it reads (a kubelet would have cut
+// it); one the kubelet cut is no JSON object and holds as many bytes as it
+// keeps for each step: 4096, less in a Pod of more than three steps, which
+// share 12 KiB. A shorter message that is no JSON object (a step that wrote
+// over its own message, say) is not read, and is no error.
+func firstResultsTooLarge(pod *corev1.Pod) *resultsTooLarge {
+	steps := len(pod.Spec.InitContainers) + len(pod.Spec.Containers)
+	limit := runstate.TerminationMessageLimit(steps)
+	for _, m := range scriptStepMessages(pod) {
+		switch {
+		case len(m.text) > runstate.MaxTerminationMessage:
+			return &resultsTooLarge{step: m.step, size: len(m.text), limit: limit, steps: steps}
+		case m.parsed == nil && len(m.text) >= limit:
+			return &resultsTooLarge{step: m.step, size: len(m.text), cut: true, limit: limit, steps: steps}
+		}
+	}
+	return nil
+}
+
+// outcome is the run's ResultsTooLarge condition.
+func (r *resultsTooLarge) outcome() *outcome {
+	if r.cut {
+		return failed(v1beta1.ReasonResultsTooLarge,
+			"step %q's results do not fit its termination message: the kubelet cut the message at %d bytes, what it keeps for each step of a Pod of %d steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
+			r.step, r.size, r.steps)
+	}
+	return failed(v1beta1.ReasonResultsTooLarge,
+		"step %q's results do not fit its termination message: it holds %d bytes, over the limit of %d bytes; write less to $(results.NAME.path), or hand large values over in a workspace",
+		r.step, r.size, r.limit)
+}
+
+// continuedSteps returns the steps that exited non-zero and that onError:
+// continue let pass, in step order.
+func continuedSteps(steps []v1beta1.StepState) []v1beta1.StepState {
+	var continued []v1beta1.StepState
+	for _, step := range steps {
+		if step.Reason == v1beta1.StepReasonContinued && step.ExitCode != nil {
+			continued = append(continued, step)
+		}
+	}
+	return continued
+}
+
+// succeededPast is the Succeeded condition of a run whose Pod succeeded:
+// every step exited 0, or says which ones onError: continue let pass.
+func succeededPast(continued []v1beta1.StepState) *outcome {
+	if len(continued) == 0 {
+		return succeeded()
+	}
+	parts := make([]string, len(continued))
+	for i, step := range continued {
+		parts[i] = fmt.Sprintf("%q exited with code %d", step.Name, *step.ExitCode)
+	}
+	o := succeeded()
+	o.message = fmt.Sprintf("every step exited 0 or was let pass by onError: continue (%s)", strings.Join(parts, ", "))
+	return o
+}
