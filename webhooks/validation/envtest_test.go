@@ -94,6 +94,21 @@ func testCreate(t *testing.T, env *testenv.Env, ns string) {
 				`spec.steps[0].env[1].value: Invalid value: step "say": malformed workspace reference "$(workspaces.src)"`,
 			},
 		},
+		"v1beta1 results valid": {
+			task: withResults(betaTask(ns, "beta-results", nil,
+				v1beta1.Step{Name: "tool", Image: "tool", Command: []string{"tool", "--out=$(results.digest.path)"}},
+				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)", OnError: v1beta1.OnErrorContinue}), "digest"),
+		},
+		"v1beta1 undeclared result and a last step without a script": {
+			task: withResults(betaTask(ns, "beta-results-invalid", nil,
+				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "echo > $(results.digets.path)"},
+				v1beta1.Step{Name: "push", Image: "pusher", Args: []string{"$(results.digest)"}}), "digest"),
+			wantErr: []string{
+				`spec.steps[0].script: Invalid value: "$(results.digets.path)": step "report" uses undeclared result "digets"`,
+				`spec.steps[1].args[0]: Invalid value: step "push": malformed result reference "$(results.digest)"`,
+				`spec.steps[1]: Invalid value: "push": the Task declares results (spec.results), so its last step must have a script`,
+			},
+		},
 		"v1alpha1 malformed": {
 			task: alphaTask(ns, "alpha-malformed", v1alpha1.Step{Name: "build", Image: "alpine:3", Script: "echo $(params.)"}),
 			wantErr: []string{
@@ -196,6 +211,13 @@ func betaTask(ns, name string, params []v1beta1.ParamSpec, steps ...v1beta1.Step
 func withWorkspaces(task *v1beta1.Task, names ...string) *v1beta1.Task {
 	for _, n := range names {
 		task.Spec.Workspaces = append(task.Spec.Workspaces, v1beta1.WorkspaceDeclaration{Name: n})
+	}
+	return task
+}
+
+func withResults(task *v1beta1.Task, names ...string) *v1beta1.Task {
+	for _, n := range names {
+		task.Spec.Results = append(task.Spec.Results, v1beta1.ResultDeclaration{Name: n})
 	}
 	return task
 }

@@ -3,6 +3,8 @@ package validation
 import (
 	"context"
 	"fmt"
+	"path"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,13 +14,16 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/params"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // taskGroupKind names Tasks in the errors kubectl prints.
 var taskGroupKind = schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "Task"}
 
-// TaskValidator checks what the CRD schema cannot: that every $(params.X) and
-// $(workspaces.NAME.path) a step uses is well formed and declared by its Task.
+// TaskValidator checks what the CRD schema cannot: that every $(params.X),
+// $(workspaces.NAME.path) and $(results.NAME.path) a step uses is well
+// formed and declared by its Task, and that a Task with results can hand
+// them back (validateResults).
 type TaskValidator struct{}
 
 var _ admission.Validator[*v1beta1.Task] = TaskValidator{}
@@ -54,19 +59,23 @@ func invalid(task *v1beta1.Task, errs field.ErrorList) error {
 }
 
 // validateTask returns every malformed reference in the Task's steps, and
-// every reference to a param or workspace the Task does not declare, each on
+// every reference to a param, workspace or result the Task does not declare, each on
 // the field that holds it, so one round trip shows the user all there is to
 // fix.
 func validateTask(task *v1beta1.Task) field.ErrorList {
 	declared := declaredNames{
 		params.KindParam:     make(map[string]bool, len(task.Spec.Params)),
 		params.KindWorkspace: make(map[string]bool, len(task.Spec.Workspaces)),
+		params.KindResult:    make(map[string]bool, len(task.Spec.Results)),
 	}
 	for _, p := range task.Spec.Params {
 		declared[params.KindParam][p.Name] = true
 	}
 	for _, w := range task.Spec.Workspaces {
 		declared[params.KindWorkspace][w.Name] = true
+	}
+	for _, r := range task.Spec.Results {
+		declared[params.KindResult][r.Name] = true
 	}
 	var errs field.ErrorList
 	steps := field.NewPath("spec", "steps")
@@ -75,7 +84,7 @@ func validateTask(task *v1beta1.Task) field.ErrorList {
 			errs = append(errs, validateRefs(f.path, step.Name, f.value, declared)...)
 		}
 	}
-	return errs
+	return append(errs, validateResults(task)...)
 }
 
 // declaredNames holds, for each kind of reference, the names the Task declares.
@@ -131,6 +140,31 @@ func validateRefs(path *field.Path, step, value string, declared declaredNames) 
 		reported[ref.Kind][ref.Name] = true
 		errs = append(errs, field.Invalid(path, value[ref.Start:ref.End],
 			fmt.Sprintf("step %q uses undeclared %s %q", step, ref.Kind.Noun(), ref.Name)))
+	}
+	return errs
+}
+
+// validateResults checks that a Task that declares results can hand them
+// back: only a script step writes the termination message that carries
+// them, and the last step's message is the last word, so the last step
+// must be a script step; and no workspace may be mounted where the results
+// volume is.
+func validateResults(task *v1beta1.Task) field.ErrorList {
+	if len(task.Spec.Results) == 0 {
+		return nil
+	}
+	var errs field.ErrorList
+	if last := len(task.Spec.Steps) - 1; last >= 0 && task.Spec.Steps[last].Script == "" {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "steps").Index(last), task.Spec.Steps[last].Name,
+			fmt.Sprintf("the Task declares results (spec.results), so its last step must have a script: only a script step hands results back, "+
+				"and step %q runs a command or its image's entrypoint; add a script step after it", task.Spec.Steps[last].Name)))
+	}
+	for i, ws := range task.Spec.Workspaces {
+		mountPath := runstate.WorkspaceMountPath(ws)
+		if clean := path.Clean(mountPath); clean == runstate.ResultsDir || strings.HasPrefix(clean, runstate.ResultsDir+"/") {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "workspaces").Index(i).Child("mountPath"), mountPath,
+				fmt.Sprintf("the Task declares results (spec.results), whose files every step finds in %s; mount workspace %q elsewhere", runstate.ResultsDir, ws.Name)))
+		}
 	}
 	return errs
 }
