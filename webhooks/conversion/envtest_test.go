@@ -41,6 +41,7 @@ func TestThroughAPIServer(t *testing.T) {
 		"random objects round trip through the API server": testRandomObjectsThroughAPIServer,
 		"hostile objects among random ones":                testHostileObjectsThroughAPIServer,
 		"a v1alpha1 step edit keeps the step's additions":  testStepEditsThroughV1alpha1,
+		"results, retries and attempts through v1alpha1":   testRunSemanticsThroughV1alpha1,
 	} {
 		t.Run(name, test)
 	}

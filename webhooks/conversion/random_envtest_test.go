@@ -119,7 +119,8 @@ func forTheAPIServer(obj client.Object, ns, name string) {
 			}
 		}
 		if len(o.Spec.Steps) == 0 {
-			o.Spec.Steps = []v1beta1.Step{{Name: "s", Image: "alpine"}}
+			// A script step: a Task with results must end with one.
+			o.Spec.Steps = []v1beta1.Step{{Name: "s", Image: "alpine", Script: "true"}}
 		}
 	case *v1alpha1.Task:
 		for i := range o.Spec.Steps {
@@ -202,6 +203,15 @@ func testHostileObjectsThroughAPIServer(t *testing.T) {
 		`{"v1beta1":{"status":{"conditions":[{"type":"Ready","status":"Maybe","reason":"R","message":"","lastTransitionTime":"2024-05-01T10:00:00Z"}]}}}`,
 		`{"v1beta1":{"spec":{"workspaces":[{"name":"w","emptyDir":{},"secret":{"secretName":"s"}}]}}}`,
 		`{"v1beta1":{"spec":{"serviceAccountName":"Not_A_Name"}}}`,
+		`{"v1beta1":{"spec":{"retries":11}}}`,
+		`{"v1beta1":{"spec":{"retryOn":["Sometimes"]}}}`,
+		`{"v1beta1":{"spec":{"ttlSecondsAfterFinished":-1}}}`,
+		`{"v1beta1":{"status":{"results":[{"name":"digest"}]}}}`,
+		// Valid v1beta1 status, but a write to the main resource may not set
+		// status, the stash's included.
+		`{"v1beta1":{"status":{"results":[{"name":"digest","value":"sha256:forged"}]}}}`,
+		`{"v1beta1":{"status":{"attempts":[{"podName":"p","reason":"PodFailed"}]}}}`,
+		`{"v1beta1":{"status":{"steps":[{"name":"build","state":"Terminated","exitCode":0}]}}}`,
 	}
 	for i, forged := range forgeries {
 		name := fmt.Sprintf("forged-%d", i)

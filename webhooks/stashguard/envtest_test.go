@@ -201,7 +201,8 @@ func testOmittedStash(t *testing.T) {
 	spoke.Labels = map[string]string{"touched": "v1alpha1"}
 	checkInvalid(t, env.Client.Update(ctx, spoke),
 		`metadata.annotations[minitask.dev/conversion-data-omitted]: Forbidden: this Task's spec.description, spec.params, `+
-			`spec.workspaces and the steps' command, args, workingDir, env, envFrom and computeResources do not fit the annotations of its v1alpha1 form, so a v1alpha1 write would lose them; write it through minitask.dev/v1beta1`)
+			`spec.workspaces, spec.results and the steps' command, args, workingDir, env, envFrom, computeResources and onError do not fit the annotations of its v1alpha1 form, `+
+			`so a v1alpha1 write would lose them; write it through minitask.dev/v1beta1`)
 
 	hub := &v1beta1.Task{}
 	get(t, ns, "big", hub)

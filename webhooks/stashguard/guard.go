@@ -89,10 +89,11 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		return field.ErrorList{field.InternalError(nil, fmt.Errorf("the v1beta1 form of %s: %w", g.kind, err))}
 	}
 	var errs field.ErrorList
+	var old map[string]any
 	if oldHub == nil {
 		errs = g.rules.validateCreate(ctx, obj)
 	} else {
-		old, err := runtime.DefaultUnstructuredConverter.ToUnstructured(oldHub)
+		old, err = runtime.DefaultUnstructuredConverter.ToUnstructured(oldHub)
 		if err != nil {
 			return field.ErrorList{field.InternalError(nil, fmt.Errorf("the stored v1beta1 form of %s: %w", g.kind, err))}
 		}
@@ -103,6 +104,7 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		}
 	}
 	if req.SubResource != "status" {
+		errs = append(errs, g.checkStatusUnchanged(obj, old)...)
 		errs = append(errs, g.checkSize(hub, nil)...)
 	}
 	return errs
