@@ -58,6 +58,10 @@ func BenchmarkControllerMemory(b *testing.B) {
 	b.Logf("every Pod has ended, %v after the first was written", time.Since(start).Round(time.Second))
 	webhooksOnly.stop()
 
+	if limit := deployedMemoryLimit(b, c); limit != "" {
+		b.Setenv("GOMEMLIMIT", limit) // for the manager, which inherits it
+		b.Logf("the manager runs with GOMEMLIMIT=%s, as config/manager/manager.yaml deploys it", limit)
+	}
 	start = time.Now()
 	m := startManagerWithMetrics(b, c)
 	waitFor(b, 5*time.Minute, "the manager to reconcile every run", func(context.Context) error {
