@@ -35,6 +35,8 @@ func TestCompletion(t *testing.T) {
 		"only unfinished runs to cancel": {args: []string{"cancel", ""}, want: []string{"greet-new", "greet-running", "lost-run"}},
 		"the steps of a run":             {args: []string{"logs", "greet-failed", "--step", ""}, want: []string{"prepare", "say"}},
 		"nothing after the run":          {args: []string{"describe", "greet-old", ""}},
+		"runs to rerun, by prefix":       {args: []string{"rerun", "greet-o"}, want: []string{"greet-old"}},
+		"Tasks whose runs to delete":     {args: []string{"delete", "--task", ""}, want: []string{"greet", "quiet"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -54,6 +54,7 @@ To delete finished runs without a command, give them a TTL
 			}
 			return nil
 		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return p.runDelete(cmd, f)
 		},
