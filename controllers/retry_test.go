@@ -21,10 +21,10 @@ import (
 
 // startControllerWith starts the controller as startController does (a
 // default timeout of an hour), with configure setting the rest of the
-// reconciler's flags.
-func (h *harness) startControllerWith(t *testing.T, configure func(*controllers.TaskRunReconciler)) (stop func()) {
+// reconciler's flags, until the test ends.
+func (h *harness) startControllerWith(t *testing.T, configure func(*controllers.TaskRunReconciler)) {
 	t.Helper()
-	return h.startControllerOn(t, func(c client.Client) client.Client { return c }, configure)
+	h.startControllerOn(t, func(c client.Client) client.Client { return c }, configure)
 }
 
 // startControllerOn starts the controller as startControllerWith does, its
