@@ -90,7 +90,7 @@ func applyScriptExitCodes(steps []v1beta1.StepState, pod *corev1.Pod) {
 
 // runResults returns the run's results as pod's script steps reported them,
 // in the Task's order: each result's value from the last step whose message
-// holds it. A result no step wrote is left out; nil when there is none.
+// holds it and fits. A result no step wrote is left out; nil when there is none.
 func runResults(pod *corev1.Pod) []v1beta1.RunResult {
 	names := runstate.AnnotatedNames(pod.Annotations, runstate.AnnotationResults)
 	if len(names) == 0 {
@@ -98,7 +98,10 @@ func runResults(pod *corev1.Pod) []v1beta1.RunResult {
 	}
 	values := map[string]string{}
 	for _, m := range scriptStepMessages(pod) {
-		if m.parsed == nil {
+		// A message longer than a kubelet keeps is too large
+		// (firstResultsTooLarge), and its values may be longer than a
+		// result's value may be.
+		if m.parsed == nil || len(m.text) > runstate.MaxTerminationMessage {
 			continue
 		}
 		for _, name := range names {

@@ -134,8 +134,8 @@ func TestResultsFromThePod(t *testing.T) {
 			wantOutcome: succeeded(),
 		},
 		"a message of 4096 bytes + 1 is too large": {
-			pod:         ended(pod, map[int]stepEnd{2: {0, sized(4097)}}),
-			wantResults: []v1beta1.RunResult{result("digest", strings.Repeat("d", 4097-len(message(0, "digest", ""))))},
+			pod:         ended(pod, map[int]stepEnd{0: {0, message(0, "digest", "from a")}, 2: {0, sized(4097)}}),
+			wantResults: []v1beta1.RunResult{result("digest", "from a")},
 			wantOutcome: failed(v1beta1.ReasonResultsTooLarge, `step "c"'s results do not fit its termination message: it holds 4097 bytes, over the limit of 4096 bytes; write less to $(results.NAME.path), or hand large values over in a workspace`),
 		},
 		"a message the kubelet cut at 4096 bytes is too large": {
@@ -167,7 +167,6 @@ func TestResultsFromThePod(t *testing.T) {
 		},
 		"the first thing that went wrong: a failed step before results too large": {
 			pod:         ended(sixSteps, map[int]stepEnd{0: {4, message(4)}, 3: {0, sized(4097)}}),
-			wantResults: []v1beta1.RunResult{result("digest", strings.Repeat("d", 4097-len(message(0, "digest", ""))))},
 			wantOutcome: failed(v1beta1.ReasonStepFailed, `step "a" exited with code 4`),
 		},
 		"a Pod of an earlier release names no script steps: nothing is read": {
@@ -252,5 +251,36 @@ func TestApplyStatusWritesResults(t *testing.T) {
 	applyStatus(run, podDeleted("run-pod"), testTime, nil, testTime)
 	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
 		t.Errorf("status.results once the Pod is gone (-want +got):\n%s", diff)
+	}
+}
+
+// TestTrimmedPodKeepsWhatResultsNeed: the cache's trimmed Pod (trimPod) keeps
+// the annotations, container names and termination messages that results,
+// exit codes and ResultsTooLarge are read from.
+func TestTrimmedPodKeepsWhatResultsNeed(t *testing.T) {
+	pods := map[string]*corev1.Pod{
+		"results and continue": ended(resultsPod(t, 0), map[int]stepEnd{
+			0: {0, message(0, "digest", "sha256:1", "version", "1")},
+			2: {0, message(3, "digest", "sha256:2")},
+		}),
+		"too large": ended(resultsPod(t, 3), map[int]stepEnd{4: {0, sized(3000)[:2048]}}),
+	}
+	for name, pod := range pods {
+		t.Run(name, func(t *testing.T) {
+			obj, err := trimPod(pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trimmed := obj.(*corev1.Pod)
+			if diff := cmp.Diff(runResults(pod), runResults(trimmed)); diff != "" {
+				t.Errorf("results from the trimmed Pod (-full +trimmed):\n%s", diff)
+			}
+			if diff := cmp.Diff(stepStates(pod), stepStates(trimmed)); diff != "" {
+				t.Errorf("steps from the trimmed Pod (-full +trimmed):\n%s", diff)
+			}
+			if diff := cmp.Diff(podOutcome(pod, stepStates(pod)), podOutcome(trimmed, stepStates(trimmed)), cmp.AllowUnexported(outcome{})); diff != "" {
+				t.Errorf("outcome from the trimmed Pod (-full +trimmed):\n%s", diff)
+			}
+		})
 	}
 }
