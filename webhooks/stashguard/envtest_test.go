@@ -41,6 +41,8 @@ func TestThroughAPIServer(t *testing.T) {
 		"big writes of release 3's fields are refused":          testBigRelease3WritesAreRefused,
 		"forged stashes of release 3's fields are refused":      testForgedRelease3Stash,
 		"a Task at the CRD's limits passes the match condition": testMaximalTaskPassesTheMatchCondition,
+		"writes of issue 15's fields":                           testRunSemanticsWrites,
+		"forged stashes of issue 15's fields are refused":       testForgedRunSemanticsStash,
 	} {
 		t.Run(name, test)
 	}
