@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func resultsPod(t *testing.T, extra int) *corev1.Pod {
 // non-zero fails the Pod, as the kubelet has it.
 func ended(pod *corev1.Pod, ends map[int]stepEnd) *corev1.Pod {
 	pod = withStatus(pod, wrappers.PodStatus(pod).At(testTime).Succeeded().Obj())
-	statuses := append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...)
+	statuses := slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
 	for i, end := range ends {
 		terminated := statuses[i].State.Terminated
 		terminated.ExitCode, terminated.Message = end.code, end.message

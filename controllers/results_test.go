@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,7 +144,7 @@ func (h *harness) kubeletEnds(t *testing.T, name string, ends []stepEnd) {
 			return err
 		}
 		pod.Status = wrappers.PodStatus(pod).Succeeded().Obj()
-		statuses := append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...)
+		statuses := slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
 		if len(statuses) != len(ends) {
 			return fmt.Errorf("Pod %s has %d steps, the test ends %d", name, len(statuses), len(ends))
 		}

@@ -163,8 +163,8 @@ func TestValidateTask(t *testing.T) {
 		},
 		"undeclared result": {
 			task: withResults(wrappers.Task("default", "t").
-				Step("report", "alpine:3", "echo 1 > $(results.versoin.path); echo 2 > $(results.version.path)").Obj(), "version"),
-			want: []string{`spec.steps[0].script: Invalid value: "$(results.versoin.path)": step "report" uses undeclared result "versoin"`},
+				Step("report", "alpine:3", "echo 1 > $(results.tag.path); echo 2 > $(results.version.path)").Obj(), "version"),
+			want: []string{`spec.steps[0].script: Invalid value: "$(results.tag.path)": step "report" uses undeclared result "tag"`},
 		},
 		"a result's name is no param's": {
 			task: wrappers.Task("default", "t").Param("digest").
