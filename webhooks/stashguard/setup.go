@@ -12,6 +12,10 @@
 //   - A v1alpha1 write to an object whose stash conversion had to omit
 //     (minitask.dev/conversion-data-omitted) is refused: it would lose
 //     what the stash would have held.
+//   - A v1alpha1 write to a TaskRun's main resource whose stash would change
+//     its status (results, attempts, steps, conditions) is refused: the API
+//     server keeps such a write from changing status only in the version it
+//     was written in, before conversion.
 //
 // Its match conditions send it every v1alpha1 write, which needs the manager
 // anyway (conversion), and of v1beta1 writes only those of objects whose
