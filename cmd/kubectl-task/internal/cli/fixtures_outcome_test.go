@@ -12,9 +12,9 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// digestTask is greetTask with three results.
-func digestTask(name string) *v1beta1.Task {
-	task := greetTask(name)
+// digestTask is greetTask, named digest, with three results.
+func digestTask() *v1beta1.Task {
+	task := greetTask("digest")
 	task.Spec.Results = []v1beta1.ResultDeclaration{{Name: "digest"}, {Name: "size"}, {Name: "notes"}}
 	return task
 }
@@ -55,7 +55,7 @@ func (h *harness) outcomeHistory(t *testing.T) {
 	retried.Spec.TTLSecondsAfterFinished = ptr.To[int32](3600)
 	pending := wrappers.TaskRun("", "digest-pending", "digest").Param("greeting", "hi").Obj()
 	pending.Spec.Retries = ptr.To[int32](1)
-	h.Create(t, digestTask("digest"),
+	h.Create(t, digestTask(),
 		wrappers.TaskRun("", "digest-old", "digest").Param("greeting", "hi").Obj(), retried, pending)
 
 	h.setRunStatus(t, "digest-old", h.finishedStatus(v1beta1.ReasonSucceeded, "every step exited 0", -3*time.Hour, -3*time.Hour+time.Minute))

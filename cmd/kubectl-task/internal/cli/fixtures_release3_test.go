@@ -11,12 +11,12 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// buildTask is a Task that uses what release 3 added: three workspaces (one
+// buildTask is the Task build, which uses what release 3 added: three workspaces (one
 // at its default path, one read-only elsewhere, one a run may leave
 // unbound), env from values, a Secret, a ConfigMap and the Pod, and
 // resources on one step.
-func buildTask(name string) *v1beta1.Task {
-	return wrappers.Task("", name).
+func buildTask() *v1beta1.Task {
+	return wrappers.Task("", "build").
 		Workspaces(
 			v1beta1.WorkspaceDeclaration{Name: "source", Description: "The checked-out repository"},
 			v1beta1.WorkspaceDeclaration{Name: "settings", MountPath: "/etc/build", ReadOnly: ptr.To(true)},
@@ -56,7 +56,7 @@ func buildTask(name string) *v1beta1.Task {
 //	build-plain   nothing but its Task
 func (h *harness) release3History(t *testing.T) {
 	t.Helper()
-	h.Create(t, buildTask("build"),
+	h.Create(t, buildTask(),
 		wrappers.TaskRun("", "build-full", "build").
 			Workspace(v1beta1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "build-cache"}}).
 			Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{

@@ -41,7 +41,7 @@ func wantRepeated() v1beta1.TaskRunSpec {
 
 func TestRerun(t *testing.T) {
 	h := newHarness(t)
-	h.Create(t, buildTask("build"), greetTask("greet"), everySetting("build-1"),
+	h.Create(t, buildTask(), greetTask("greet"), everySetting("build-1"),
 		// A run that gave no value for a param greet requires.
 		wrappers.TaskRun("", "greet-bare", "greet").Obj(),
 		wrappers.TaskRun("", "lost-run", "gone").Obj())
@@ -118,7 +118,7 @@ func TestRerun(t *testing.T) {
 func TestStartLast(t *testing.T) {
 	h := newHarness(t)
 	older := wrappers.TaskRun("", "greet-a", "greet").Param("greeting", "hello").Param("name", "old").Obj()
-	h.Create(t, buildTask("build"), greetTask("greet"), greetTask("quiet"), older)
+	h.Create(t, buildTask(), greetTask("greet"), greetTask("quiet"), older)
 	// Created a second later, so that its creationTimestamp is the newer.
 	time.Sleep(time.Second)
 	h.Create(t, everySetting("build-1"),

@@ -14,7 +14,7 @@ import (
 // write into the run, and the refusals, which create nothing.
 func TestStartBindings(t *testing.T) {
 	h := newHarness(t)
-	h.Create(t, buildTask("build"), greetTask("greet"))
+	h.Create(t, buildTask(), greetTask("greet"))
 
 	t.Run("workspaces, a ServiceAccount and labels", func(t *testing.T) {
 		got := h.kubectlTask(t, "start", "build", "--name", "build-1",
