@@ -197,6 +197,14 @@ func TestStepDoneEndsStepsAsTheWrapperWould(t *testing.T) {
 			running: 0,
 			want:    ending{Reason: "Completed", Message: `{"exitCode":0,"results":{"version":""}}`, Phase: "Succeeded"},
 		},
+		"docs/local-cluster.md's sample: a shell function named result is no result": {
+			steps: []step{
+				{name: "probe", script: "result() { printf '%s' \"$2\" > \"/minitask/results/$1\"; }\nresult version 1.4.2\nexit 3\n", onError: "continue"},
+				{name: "build", script: "result() { printf '%s' \"$2\" > \"/minitask/results/$1\"; }\nresult digest \"sha256:4f1c\"\n"},
+			},
+			running: 1,
+			want:    ending{Reason: "Completed", Message: `{"exitCode":0,"results":{"digest":"sha256:4f1c","version":"1.4.2"}}`, Phase: "Succeeded"},
+		},
 		"a Pod of an earlier release: the script is the command's": {
 			steps:   []step{{name: "old", command: []string{"/bin/sh", "-c", "result version 1\nexit 4"}}},
 			running: 0,
