@@ -99,7 +99,7 @@ func (r *TaskRunReconciler) stopAttemptPod(ctx context.Context, s *runScope) err
 // status.attempts, which makes the next attempt the current one. An
 // attempt's start is the run's for the first, and the failure of the one
 // before for the others: the reconcile that recorded that failure created
-// its Pod. The steps reported are the next attempt's from now on.
+// its Pod. The steps and results reported are the next attempt's from now on.
 func (s *runScope) recordAttempt() {
 	st := &s.run.Status
 	if st.StartTime == nil {
@@ -116,7 +116,7 @@ func (s *runScope) recordAttempt() {
 		Reason:         string(s.outcome.reason),
 		Message:        truncate(s.outcome.message, maxConditionMessage),
 	})
-	st.Steps = nil
+	st.Steps, st.Results = nil, nil
 	s.outcome, s.pod, s.otherPod = nil, nil, nil
 }
 

@@ -62,7 +62,8 @@ func TestRecordAttempt(t *testing.T) {
 		want    v1beta1.Attempt
 	}{
 		"first attempt starts with the run": {
-			status:  v1beta1.TaskRunStatus{StartTime: &start, PodName: "run-pod", Steps: []v1beta1.StepState{{Name: "a"}}},
+			status: v1beta1.TaskRunStatus{StartTime: &start, PodName: "run-pod", Steps: []v1beta1.StepState{{Name: "a"}},
+				Results: []v1beta1.RunResult{{Name: "digest", Value: ptr.To("sha256:0")}}},
 			podName: "run-pod",
 			want: v1beta1.Attempt{PodName: "run-pod", StartTime: &start, CompletionTime: &metav1.Time{Time: pullTestTime.Add(2 * time.Minute)},
 				Reason: "PodFailed", Message: `Pod "run-pod" was evicted: low on memory`},
@@ -87,8 +88,9 @@ func TestRecordAttempt(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("recorded attempt mismatch (-want +got):\n%s", diff)
 			}
-			if run.Status.Steps != nil || s.outcome != nil || s.pod != nil {
-				t.Errorf("after recordAttempt: steps %v, outcome %v, pod %v; want none: they were the failed attempt's", run.Status.Steps, s.outcome, s.pod)
+			if run.Status.Steps != nil || run.Status.Results != nil || s.outcome != nil || s.pod != nil {
+				t.Errorf("after recordAttempt: steps %v, results %v, outcome %v, pod %v; want none: they were the failed attempt's",
+					run.Status.Steps, run.Status.Results, s.outcome, s.pod)
 			}
 		})
 	}
