@@ -94,7 +94,7 @@ func TestCascadeDeletion(t *testing.T) {
 // foreground without dependents shows when it watches them: the collector
 // removes its finalizer. The probe starts now, so that the wait overlaps
 // what the test does meanwhile.
-func probeGarbageCollector(t *testing.T, c *cluster) (wait func()) {
+func probeGarbageCollector(t testing.TB, c *cluster) (wait func()) {
 	t.Helper()
 	start := time.Now()
 	probe := wrappers.TaskRun(ns, "gc-probe", "no-such-task").Obj()
