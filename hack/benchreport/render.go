@@ -38,15 +38,34 @@ func (g goal) appliesTo(r result) bool {
 }
 
 func (g goal) met(v float64) bool {
-	if g.strict {
+	switch {
+	case g.atLeast && g.strict:
+		return v > g.limit
+	case g.atLeast:
+		return v >= g.limit
+	case g.strict:
 		return v < g.limit
+	default:
+		return v <= g.limit
 	}
-	return v <= g.limit
+}
+
+// worse reports whether v is further from meeting g than worst.
+func (g goal) worse(v, worst float64) bool {
+	if g.atLeast {
+		return v < worst
+	}
+	return v > worst
 }
 
 func (g goal) bound() string {
 	op := "≤"
-	if g.strict {
+	switch {
+	case g.atLeast && g.strict:
+		op = ">"
+	case g.atLeast:
+		op = "≥"
+	case g.strict:
 		op = "<"
 	}
 	return op + " " + strconv.FormatFloat(g.limit, 'f', -1, 64)
@@ -85,7 +104,7 @@ func writeSummary(w io.Writer, results []result) {
 			if !ok || !g.appliesTo(r) {
 				continue
 			}
-			if !found || v > worst {
+			if !found || g.worse(v, worst) {
 				worst, where, found = v, describeKeys(r), true
 			}
 		}

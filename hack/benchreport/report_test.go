@@ -21,6 +21,8 @@ BenchmarkConversionHTTPS/kind=Task/to=v1alpha1/objects=1500-2   1   1 ns/op   40
 BenchmarkReconcileBurst/runs=1000-2   1   1 ns/op   5 writes/run   1 finished-run-writes
 BenchmarkReconcileBurst/runs=1000-2   1   1 ns/op   3 writes/run   0 finished-run-writes
 BenchmarkReconcileBurst/runs=1000-2   1   1 ns/op   4 writes/run   0 finished-run-writes
+BenchmarkTTLDeletion/runs=1000-2    1   1 ns/op   62.5 deletions/s
+BenchmarkTTLDeletion/runs=10000-2   1   1 ns/op   45 deletions/s
 `
 
 func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
@@ -48,6 +50,8 @@ func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
 		// A benchmark run three times (-count=3) counts with its median.
 		{"API writes per run", "| writes/run ≤ 5 | 4.00 | met |"},
 		{"writes to finished runs", "| finished-run-writes ≤ 0 | 0 | met |"},
+		// A rate is held to a floor: the lowest result, 45, not 62.5.
+		{"10,000 expired runs", "| deletions/s ≥ 50 | 45.0 | **missed** |"},
 	} {
 		t.Run(tc.goal, func(t *testing.T) {
 			for _, line := range strings.Split(summary, "\n") {
@@ -82,5 +86,31 @@ func TestNotesAfterTheMarkerAreKept(t *testing.T) {
 	}
 	if strings.Contains(string(got), "old numbers") || !strings.HasSuffix(string(got), notesMarker+"\n"+notes) {
 		t.Errorf("report does not end with the marker and the notes, or keeps the old numbers:\n%s", got)
+	}
+}
+
+func TestGoalBounds(t *testing.T) {
+	for name, tc := range map[string]struct {
+		g         goal
+		value     float64
+		wantMet   bool
+		wantBound string
+	}{
+		"a floor, reached":             {goal{limit: 50, atLeast: true}, 50, true, "≥ 50"},
+		"a floor, missed":              {goal{limit: 50, atLeast: true}, 49.9, false, "≥ 50"},
+		"a strict floor, at it":        {goal{limit: 50, atLeast: true, strict: true}, 50, false, "> 50"},
+		"a ceiling, under it":          {goal{limit: 50}, 49.9, true, "≤ 50"},
+		"a ceiling, over it":           {goal{limit: 50}, 50.1, false, "≤ 50"},
+		"a strict ceiling, at it":      {goal{limit: 50, strict: true}, 50, false, "< 50"},
+		"a strict ceiling, just under": {goal{limit: 50, strict: true}, 49.9, true, "< 50"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.g.met(tc.value); got != tc.wantMet {
+				t.Errorf("met(%v) = %v, want %v", tc.value, got, tc.wantMet)
+			}
+			if got := tc.g.bound(); got != tc.wantBound {
+				t.Errorf("bound() = %q, want %q", got, tc.wantBound)
+			}
+		})
 	}
 }
