@@ -102,7 +102,7 @@ func TestPodSpecRelease3(t *testing.T) {
 		},
 		InitContainers: []corev1.Container{defaulted(corev1.Container{
 			Name: "step-fetch", Image: "alpine:3",
-			Command: controllers.ScriptCommand(`echo "$GREETING" > "/workspace/source/greeting"`, ""),
+			Command: controllers.ScriptCommand(`echo "$GREETING" > "/workspace/source/greeting"`, "", 2),
 			Env:     []corev1.EnvVar{{Name: "GREETING", Value: "hi"}},
 		})},
 		Containers: []corev1.Container{defaulted(corev1.Container{

@@ -137,7 +137,7 @@ func TestPodForRunRelease3(t *testing.T) {
 			run:  wrappers.TaskRun("ns", "run", "t").Obj(),
 			want: podSpec(func(s *corev1.PodSpec) {
 				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3",
-					Command: scriptCommand(`cd "/workspace/src" && ls`, "", nil), VolumeMounts: defaultMounts}}
+					Command: scriptCommand(`cd "/workspace/src" && ls`, "", resultsProtocol{messageLimit: 4096}), VolumeMounts: defaultMounts}}
 				s.Volumes = []corev1.Volume{{Name: "ws-src", VolumeSource: emptyDir}}
 			}),
 		},

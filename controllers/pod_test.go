@@ -44,8 +44,8 @@ func TestPodSpec(t *testing.T) {
 		return out
 	}
 	wantInit := []container{
-		{"step-fetch", "alpine:3", controllers.ScriptCommand(`echo "hi" > /tmp/x`, "")},
-		{"step-compile", "golang:1", controllers.ScriptCommand("go build app", "")},
+		{"step-fetch", "alpine:3", controllers.ScriptCommand(`echo "hi" > /tmp/x`, "", 3)},
+		{"step-compile", "golang:1", controllers.ScriptCommand("go build app", "", 3)},
 	}
 	if diff := cmp.Diff(wantInit, project(pod.Spec.InitContainers)); diff != "" {
 		t.Errorf("init containers mismatch (-want +got):\n%s", diff)

@@ -1,9 +1,13 @@
 package controllers
 
-import "github.com/minitask-dev/minitask/apis/v1beta1"
+import (
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
 
 // ScriptCommand is, for the envtest tests of package controllers_test, the
-// command of a script step: the wrapper that writes its termination message.
-func ScriptCommand(script string, onError v1beta1.OnError, results ...string) []string {
-	return scriptCommand(script, onError, results)
+// command of a script step of a Pod of steps steps: the wrapper that writes
+// its termination message.
+func ScriptCommand(script string, onError v1beta1.OnError, steps int, results ...string) []string {
+	return scriptCommand(script, onError, resultsProtocol{results: results, messageLimit: runstate.TerminationMessageLimit(steps)})
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -13,7 +14,7 @@ import (
 //
 // The container runs
 //
-//	/bin/sh -c WRAPPER minitask-step SCRIPT ONERROR RESULT...
+//	/bin/sh -c WRAPPER minitask-step SCRIPT ONERROR LIMIT RESULT...
 //
 // WRAPPER is the constant text below; the script and the result names are
 // its arguments, never pasted into it, so no script can break out of it.
@@ -86,37 +87,75 @@ const scriptShell = "/bin/sh"
 // wrapperScript returns the wrapper's text for scripts run by shell, results
 // in resultsDir and the termination message at messagePath; tests run it
 // with shells and directories of their own.
+//
+// Its arguments are the script, the step's onError, the most bytes the
+// kubelet keeps of the step's message, and the Task's result names. A
+// message with results that would pass that limit is replaced by one that
+// says so, with its size: the kubelet would cut it without a word, and the
+// controller could then only tell that it was cut, never by how much.
 func wrapperScript(shell, resultsDir, messagePath string) string {
-	return fmt.Sprintf(`%s -c "$1"
+	return fmt.Sprintf(`%[1]s -c "$1"
 code=$?
 mode=$2
-shift 2
-{
-	printf '{"exitCode":%%d,"results":{' "$code"
-	sep=
-	for name in "$@"; do
-		file=%s/$name
-		[ -f "$file" ] || continue
-		printf '%%s"%%s":' "$sep" "$name"
-		dd if="$file" bs=%d count=1 2>/dev/null | od -An -v -tu1 | LC_ALL=C awk '%s'
-		sep=,
-	done
-	printf '}}'
-} >%s
-[ "$mode" = %s ] && exit 0
+limit=$3
+shift 3
+dir=%[2]s
+if [ $# -eq 0 ]; then
+	printf '{"exitCode":%%d,"results":{}}' "$code" >%[5]s
+else
+	msg=$(
+		printf '{"exitCode":%%d,"results":{' "$code"
+		sep=
+		for name in "$@"; do
+			[ -f "$dir/$name" ] || continue
+			printf '%%s"%%s":' "$sep" "$name"
+			dd if="$dir/$name" bs=%[3]d count=1 2>/dev/null | od -An -v -tu1 | LC_ALL=C awk '%[4]s'
+			sep=,
+		done
+		printf '}}'
+	)
+	size=$(printf '%%s' "$msg" | wc -c)
+	if [ "$((size))" -le "$limit" ]; then
+		printf '%%s' "$msg"
+	else
+		cut=false
+		for name in "$@"; do
+			if [ -f "$dir/$name" ] && [ "$(($(wc -c <"$dir/$name")))" -gt %[3]d ]; then cut=true; fi
+		done
+		printf '{"exitCode":%%d,"results":{},"resultsTooLarge":{"size":%%d,"limit":%%d,"cut":%%s}}' "$code" "$((size))" "$limit" "$cut"
+	fi >%[5]s
+fi
+[ "$mode" = %[6]s ] && exit 0
 exit "$code"
 `, shellQuote(shell), shellQuote(resultsDir), maxResultRead, jsonStringAWK, shellQuote(messagePath), v1beta1.OnErrorContinue)
 }
 
+// resultsProtocol is what the wrapper of every script step of a Pod is
+// told: the Task's result names, and the most bytes of a step's message the
+// kubelet keeps in a Pod of that many steps.
+type resultsProtocol struct {
+	results      []string
+	messageLimit int
+}
+
+// resultsProtocolFor returns the protocol of task's Pod.
+func resultsProtocolFor(task *v1beta1.Task) resultsProtocol {
+	return resultsProtocol{
+		results:      runstate.ResultNames(task),
+		messageLimit: runstate.TerminationMessageLimit(len(task.Spec.Steps)),
+	}
+}
+
 // scriptCommand returns the command of a script step: the wrapper, then the
-// script, the step's onError and the names of the Task's results.
-func scriptCommand(script string, onError v1beta1.OnError, results []string) []string {
+// script, the step's onError, the message's limit and the names of the
+// Task's results.
+func scriptCommand(script string, onError v1beta1.OnError, protocol resultsProtocol) []string {
 	if onError == "" {
 		onError = v1beta1.OnErrorStopAndFail
 	}
-	command := make([]string, 0, 6+len(results))
-	command = append(command, scriptShell, "-c", scriptWrapper, scriptWrapperName, script, string(onError))
-	return append(command, results...)
+	command := make([]string, 0, 7+len(protocol.results))
+	command = append(command, scriptShell, "-c", scriptWrapper, scriptWrapperName, script, string(onError), strconv.Itoa(protocol.messageLimit))
+	return append(command, protocol.results...)
 }
 
 // shellQuote quotes s for the shell: a path of the controller's own, never

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -45,7 +46,7 @@ func testShells(t *testing.T) map[string]testShell {
 	}
 	if busybox, err := exec.LookPath("busybox"); err == nil {
 		dir := t.TempDir()
-		for _, applet := range []string{"sh", "awk", "od", "dd", "printf", "echo", "cat", "mkdir", "kill", "true", "false"} {
+		for _, applet := range []string{"sh", "awk", "od", "dd", "wc", "printf", "echo", "cat", "mkdir", "kill", "true", "false"} {
 			if err := os.Symlink(busybox, filepath.Join(dir, applet)); err != nil {
 				t.Fatal(err)
 			}
@@ -63,6 +64,13 @@ func testShells(t *testing.T) map[string]testShell {
 // there first, as an earlier step would have.
 func runWrapper(t *testing.T, shell testShell, script string, onError v1beta1.OnError, results []string, files map[string][]byte, stdin string) wrapperRun {
 	t.Helper()
+	return runWrapperWithLimit(t, shell, script, onError, results, files, stdin, runstate.MaxTerminationMessage)
+}
+
+// runWrapperWithLimit is runWrapper for a step whose message may hold
+// messageLimit bytes.
+func runWrapperWithLimit(t *testing.T, shell testShell, script string, onError v1beta1.OnError, results []string, files map[string][]byte, stdin string, messageLimit int) wrapperRun {
+	t.Helper()
 	dir := t.TempDir()
 	resultsDir := filepath.Join(dir, "results")
 	if err := os.Mkdir(resultsDir, 0o755); err != nil {
@@ -74,7 +82,7 @@ func runWrapper(t *testing.T, shell testShell, script string, onError v1beta1.On
 		}
 	}
 	messagePath := filepath.Join(dir, "termination-log")
-	command := scriptCommand(script, onError, results)
+	command := scriptCommand(script, onError, resultsProtocol{results: results, messageLimit: messageLimit})
 	if command[2] != scriptWrapper {
 		t.Fatalf("scriptCommand does not run the wrapper: %q", command)
 	}
@@ -335,7 +343,8 @@ func TestScriptWrapperEscapesHostileValues(t *testing.T) {
 	}
 	for shellName, shell := range testShells(t) {
 		t.Run(shellName, func(t *testing.T) {
-			got := runWrapper(t, shell, "true", "", names, files, "")
+			// A limit that all of them fit in: what is tested here is the escaping.
+			got := runWrapperWithLimit(t, shell, "true", "", names, files, "", 1<<30)
 			if !json.Valid([]byte(got.Message)) || !utf8.ValidString(got.Message) {
 				t.Fatalf("the message is not valid JSON in UTF-8: %q", got.Message)
 			}
@@ -357,18 +366,62 @@ func TestScriptWrapperEscapesHostileValues(t *testing.T) {
 	}
 }
 
-// TestScriptWrapperReadsAtMostALimitOfAFile checks that a huge result is
-// cut where it is too large anyway, so that the wrapper never reads it all.
-func TestScriptWrapperReadsAtMostALimitOfAFile(t *testing.T) {
-	huge := bytes.Repeat([]byte("y"), 10<<20)
+// TestScriptWrapperSaysResultsAreTooLarge: results that would pass the
+// step's limit are replaced by a message that says by how much, which the
+// kubelet keeps whole; a message of exactly the limit is written as it is.
+func TestScriptWrapperSaysResultsAreTooLarge(t *testing.T) {
+	empty := len(`{"exitCode":0,"results":{"v":""}}`)
+	tests := map[string]struct {
+		value    []byte
+		limit    int
+		onError  v1beta1.OnError
+		script   string
+		wantCode int
+		want     string
+	}{
+		"exactly the limit": {
+			value: bytes.Repeat([]byte("x"), 4096-empty), limit: 4096,
+			want: `{"exitCode":0,"results":{"v":"` + strings.Repeat("x", 4096-empty) + `"}}`,
+		},
+		"one byte over": {
+			value: bytes.Repeat([]byte("x"), 4097-empty), limit: 4096,
+			want: `{"exitCode":0,"results":{},"resultsTooLarge":{"size":4097,"limit":4096,"cut":false}}`,
+		},
+		"escapes count": {
+			value: bytes.Repeat([]byte("\n"), 1100), limit: 2048,
+			want: `{"exitCode":0,"results":{},"resultsTooLarge":{"size":2233,"limit":2048,"cut":false}}`,
+		},
+		"a file longer than is read: the size is at least": {
+			value: bytes.Repeat([]byte("y"), 10<<20), limit: 4096,
+			want: fmt.Sprintf(`{"exitCode":0,"results":{},"resultsTooLarge":{"size":%d,"limit":4096,"cut":true}}`, empty+maxResultRead),
+		},
+		"the script's code is kept, and onError too": {
+			value: bytes.Repeat([]byte("x"), 5000), limit: 4096, script: "exit 3", onError: v1beta1.OnErrorContinue,
+			want: fmt.Sprintf(`{"exitCode":3,"results":{},"resultsTooLarge":{"size":%d,"limit":4096,"cut":true}}`, empty+maxResultRead),
+		},
+	}
 	for shellName, shell := range testShells(t) {
-		got := runWrapper(t, shell, "true", "", []string{"huge"}, map[string][]byte{"huge": huge}, "")
-		message, err := runstate.ParseTerminationMessage(got.Message)
-		if err != nil {
-			t.Fatalf("%s: message of %d bytes: %v", shellName, len(got.Message), err)
-		}
-		if n := len(message.Results["huge"]); n != maxResultRead {
-			t.Errorf("%s: the value holds %d bytes, want the %d read", shellName, n, maxResultRead)
+		for name, tc := range tests {
+			t.Run(shellName+"/"+name, func(t *testing.T) {
+				script := tc.script
+				if script == "" {
+					script = "true"
+				}
+				got := runWrapperWithLimit(t, shell, script, tc.onError, []string{"v"}, map[string][]byte{"v": tc.value}, "", tc.limit)
+				if got.Message != tc.want {
+					t.Errorf("message of %d bytes\n got %.200q\nwant %.200q", len(got.Message), got.Message, tc.want)
+				}
+				if got.ExitCode != tc.wantCode {
+					t.Errorf("exit code %d, want %d", got.ExitCode, tc.wantCode)
+				}
+				message, err := runstate.ParseTerminationMessage(got.Message)
+				if err != nil {
+					t.Fatalf("message: %v", err)
+				}
+				if tooLarge := message.ResultsTooLarge; (tooLarge != nil) != strings.Contains(tc.want, "resultsTooLarge") {
+					t.Errorf("parsed resultsTooLarge = %+v", tooLarge)
+				}
+			})
 		}
 	}
 }

@@ -123,11 +123,15 @@ func runResults(pod *corev1.Pod) []v1beta1.RunResult {
 // message.
 type resultsTooLarge struct {
 	step string
-	// size is the message's length as reported.
+	// size is the message's length as reported, or, when the step said so
+	// itself (reported), the length it would have had.
 	size int
 	// cut says that the message is no JSON object and as long as the
 	// kubelet keeps: the kubelet cut it, and it was longer still.
 	cut bool
+	// reported says that the step's wrapper found the results too large and
+	// said so; fileCut, that a result's file was longer than it reads.
+	reported, fileCut bool
 	// limit is what the kubelet keeps of each step's message in this Pod.
 	limit int
 	// steps is how many steps the Pod has, which sets limit.
@@ -135,7 +139,9 @@ type resultsTooLarge struct {
 }
 
 // firstResultsTooLarge returns the first script step of pod, in step order,
-// whose message is too large to hold its results, or nil. A message longer
+// whose message is too large to hold its results, or nil. The step's wrapper
+// says so itself, with the size its results would take; failing that (a
+// wrapper told a larger limit than its kubelet keeps), a message longer
 // than 4096 bytes is too large however it reads (a kubelet would have cut
 // it); one the kubelet cut is no JSON object and holds as many bytes as it
 // keeps for each step: 4096, less in a Pod of more than three steps, which
@@ -146,6 +152,9 @@ func firstResultsTooLarge(pod *corev1.Pod) *resultsTooLarge {
 	limit := runstate.TerminationMessageLimit(steps)
 	for _, m := range scriptStepMessages(pod) {
 		switch {
+		case m.parsed != nil && m.parsed.ResultsTooLarge != nil:
+			r := m.parsed.ResultsTooLarge
+			return &resultsTooLarge{step: m.step, size: r.Size, reported: true, fileCut: r.Cut, limit: r.Limit, steps: steps}
 		case len(m.text) > runstate.MaxTerminationMessage:
 			return &resultsTooLarge{step: m.step, size: len(m.text), limit: limit, steps: steps}
 		case m.parsed == nil && len(m.text) >= limit:
@@ -157,6 +166,15 @@ func firstResultsTooLarge(pod *corev1.Pod) *resultsTooLarge {
 
 // outcome is the run's ResultsTooLarge condition.
 func (r *resultsTooLarge) outcome() *outcome {
+	if r.reported {
+		more := ""
+		if r.fileCut {
+			more = fmt.Sprintf(" (more still: a result's file is longer than the %d bytes a step reads of it)", maxResultRead)
+		}
+		return failed(v1beta1.ReasonResultsTooLarge,
+			"step %q's results do not fit its termination message: they take %d bytes%s, over the limit of %d bytes for each step of a Pod of %d steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
+			r.step, r.size, more, r.limit, r.steps)
+	}
 	if r.cut {
 		return failed(v1beta1.ReasonResultsTooLarge,
 			"step %q's results do not fit its termination message: the kubelet cut the message at %d bytes, what it keeps for each step of a Pod of %d steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",

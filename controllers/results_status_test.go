@@ -147,6 +147,18 @@ func TestResultsFromThePod(t *testing.T) {
 			pod:         ended(sixSteps, map[int]stepEnd{5: {0, sized(3000)[:2048]}}),
 			wantOutcome: failed(v1beta1.ReasonResultsTooLarge, `step "x2"'s results do not fit its termination message: the kubelet cut the message at 2048 bytes, what it keeps for each step of a Pod of 6 steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace`),
 		},
+		"the step says its results are too large": {
+			pod: ended(pod, map[int]stepEnd{
+				0: {0, message(0, "version", "1")},
+				2: {0, `{"exitCode":3,"results":{},"resultsTooLarge":{"size":5210,"limit":4096,"cut":false}}`},
+			}),
+			wantResults: []v1beta1.RunResult{result("version", "1")},
+			wantOutcome: failed(v1beta1.ReasonResultsTooLarge, `step "c"'s results do not fit its termination message: they take 5210 bytes, over the limit of 4096 bytes for each step of a Pod of 3 steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace`),
+		},
+		"the step says its results are too large, a file longer than it reads": {
+			pod:         ended(sixSteps, map[int]stepEnd{3: {0, `{"exitCode":0,"results":{},"resultsTooLarge":{"size":4130,"limit":2048,"cut":true}}`}}),
+			wantOutcome: failed(v1beta1.ReasonResultsTooLarge, `step "x0"'s results do not fit its termination message: they take 4130 bytes (more still: a result's file is longer than the 4097 bytes a step reads of it), over the limit of 2048 bytes for each step of a Pod of 6 steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace`),
+		},
 		"six steps: a whole message of 2047 bytes fits": {
 			pod:         ended(sixSteps, map[int]stepEnd{5: {0, sized(2047)}}),
 			wantResults: []v1beta1.RunResult{result("digest", strings.Repeat("d", 2047-len(message(0, "digest", ""))))},

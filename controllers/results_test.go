@@ -75,6 +75,17 @@ func TestResultsAndOnError(t *testing.T) {
 			wantResults: []v1beta1.RunResult{{Name: "version", Value: ptr.To("1.0")}},
 			wantSteps:   []string{"fetch=0/Completed", "tool=0/Completed", "report=0/Completed"},
 		},
+		"too-large-reported": {
+			ends: [3]stepEnd{
+				{0, `{"exitCode":0,"results":{"version":"1.0"}}`},
+				{0, ""},
+				{0, `{"exitCode":3,"results":{},"resultsTooLarge":{"size":6000,"limit":4096,"cut":false}}`},
+			},
+			want: condition{metav1.ConditionFalse, v1beta1.ReasonResultsTooLarge,
+				`step "report"'s results do not fit its termination message: they take 6000 bytes, over the limit of 4096 bytes for each step of a Pod of 3 steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace`},
+			wantResults: []v1beta1.RunResult{{Name: "version", Value: ptr.To("1.0")}},
+			wantSteps:   []string{"fetch=0/Completed", "tool=0/Completed", "report=3/Continued"},
+		},
 		"continued": {
 			ends: [3]stepEnd{
 				{0, `{"exitCode":0,"results":{"version":"1.0"}}`},

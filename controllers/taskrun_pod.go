@@ -62,11 +62,11 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 	values := params.Values{Params: in.params, Workspaces: runstate.WorkspacePaths(task), Results: runstate.ResultPaths(task)}
 	budget := params.NewBudget(maxPodText)
 	mounts := append(workspaceMounts(task), resultsMounts(task)...)
-	results := runstate.ResultNames(task)
+	protocol := resultsProtocolFor(task)
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
-		containers[i] = containerForStep(step, values, results, budget)
+		containers[i] = containerForStep(step, values, protocol, budget)
 		containers[i].VolumeMounts = slices.Clone(mounts)
 		stepNames[i] = step.Name
 	}
@@ -143,7 +143,7 @@ func podLabels(run *v1beta1.TaskRun) map[string]string {
 // /bin/sh -c SCRIPT inside the wrapper that writes its termination message
 // with the Task's results (results_script.go); a step without one runs its
 // command and args, or the image's entrypoint, untouched.
-func containerForStep(step v1beta1.Step, values params.Values, results []string, budget *params.Budget) corev1.Container {
+func containerForStep(step v1beta1.Step, values params.Values, protocol resultsProtocol, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
 		Name:       runstate.StepContainer(step.Name),
 		Image:      budget.Substitute(step.Image, values),
@@ -153,7 +153,7 @@ func containerForStep(step v1beta1.Step, values params.Values, results []string,
 		Env:        substituteEnv(step.Env, values, budget),
 	}
 	if step.Script != "" {
-		c.Command = scriptCommand(budget.Substitute(step.Script, values), step.OnError, results)
+		c.Command = scriptCommand(budget.Substitute(step.Script, values), step.OnError, protocol)
 	}
 	for _, from := range step.EnvFrom {
 		c.EnvFrom = append(c.EnvFrom, *from.DeepCopy())

@@ -81,10 +81,25 @@ func TerminationMessageLimit(containers int) int {
 
 // TerminationMessage is what a script step writes as its termination message
 // when its script ends: the script's own exit code, and the value of every
-// result whose file was present then, by name.
+// result whose file was present then, by name, or why they did not fit.
 type TerminationMessage struct {
 	ExitCode *int32            `json:"exitCode"`
 	Results  map[string]string `json:"results,omitempty"`
+	// ResultsTooLarge is set, and Results empty, when the results would
+	// have made the message longer than the kubelet keeps.
+	ResultsTooLarge *ResultsTooLarge `json:"resultsTooLarge,omitempty"`
+}
+
+// ResultsTooLarge is what a script step reports of results that did not fit
+// its termination message.
+type ResultsTooLarge struct {
+	// Size is the length the message would have had.
+	Size int `json:"size"`
+	// Limit is the most the kubelet keeps of the step's message.
+	Limit int `json:"limit"`
+	// Cut says that a result's file was longer than the step reads of it, so
+	// that the message would have been longer still than Size.
+	Cut bool `json:"cut"`
 }
 
 // ParseTerminationMessage reads a script step's termination message. A

@@ -75,7 +75,7 @@ func podRunning(steps []step, declared []string, running int, startedAt time.Tim
 			if onError == "" {
 				onError = "stopAndFail"
 			}
-			command = append([]string{"/bin/sh", "-c", wrapperArgs, "minitask-step", s.script, onError}, declared...)
+			command = append([]string{"/bin/sh", "-c", wrapperArgs, "minitask-step", s.script, onError, "4096"}, declared...)
 		}
 		containers = append(containers, map[string]any{"name": "step-" + s.name, "image": "alpine:3", "command": command})
 		state := map[string]any{"waiting": map[string]any{"reason": "PodInitializing"}}
@@ -191,6 +191,11 @@ func TestStepDoneEndsStepsAsTheWrapperWould(t *testing.T) {
 			steps:   []step{{name: "probe", script: "exit 5", onError: "continue"}, {name: "report", script: "true"}},
 			running: 0,
 			want:    ending{Reason: "Completed", Message: `{"exitCode":5,"results":{}}`, Phase: "Running"},
+		},
+		"results past the message's limit: the wrapper's report of it": {
+			steps:   []step{{name: "report", script: "result digest " + strings.Repeat("d", 4096) + "\nexit 2", onError: "continue"}},
+			running: 0,
+			want:    ending{Reason: "Completed", Message: `{"exitCode":2,"results":{},"resultsTooLarge":{"cut":false,"limit":4096,"size":4134}}`, Phase: "Succeeded"},
 		},
 		"a result with no value is empty": {
 			steps:   []step{{name: "report", script: "result version"}},
