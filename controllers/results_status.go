@@ -172,13 +172,13 @@ func (r *resultsTooLarge) outcome() *outcome {
 			more = fmt.Sprintf(" (more still: a result's file is longer than the %d bytes a step reads of it)", maxResultRead)
 		}
 		return failed(v1beta1.ReasonResultsTooLarge,
-			"step %q's results do not fit its termination message: they take %d bytes%s, over the limit of %d bytes for each step of a Pod of %d steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
-			r.step, r.size, more, r.limit, r.steps)
+			"step %q's results do not fit its termination message: they take %d bytes%s, over the limit of %d bytes for each step of %s (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
+			r.step, r.size, more, r.limit, podOfSteps(r.steps))
 	}
 	if r.cut {
 		return failed(v1beta1.ReasonResultsTooLarge,
-			"step %q's results do not fit its termination message: the kubelet cut the message at %d bytes, what it keeps for each step of a Pod of %d steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
-			r.step, r.size, r.steps)
+			"step %q's results do not fit its termination message: the kubelet cut the message at %d bytes, what it keeps for each step of %s (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
+			r.step, r.size, podOfSteps(r.steps))
 	}
 	return failed(v1beta1.ReasonResultsTooLarge,
 		"step %q's results do not fit its termination message: it holds %d bytes, over the limit of %d bytes; write less to $(results.NAME.path), or hand large values over in a workspace",
@@ -210,4 +210,12 @@ func succeededPast(continued []v1beta1.StepState) *outcome {
 	o := succeeded()
 	o.message = fmt.Sprintf("every step exited 0 or was let pass by onError: continue (%s)", strings.Join(parts, ", "))
 	return o
+}
+
+// podOfSteps says how many steps a Pod has: "a Pod of 3 steps".
+func podOfSteps(n int) string {
+	if n == 1 {
+		return "a Pod of 1 step"
+	}
+	return fmt.Sprintf("a Pod of %d steps", n)
 }
