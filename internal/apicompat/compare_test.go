@@ -29,7 +29,7 @@ func TestCheck(t *testing.T) {
 		"optional field added": {
 			editCurrent: func(s CRDSet) {
 				edit(s, tasks, "v1beta1", "spec", func(p *apiextensionsv1.JSONSchemaProps) {
-					p.Properties["workspaces"] = apiextensionsv1.JSONSchemaProps{Type: "array",
+					p.Properties["futureField"] = apiextensionsv1.JSONSchemaProps{Type: "array",
 						Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}
 				})
 			},
