@@ -24,9 +24,10 @@ import (
 // TestWebhookOutage stops the manager, which serves the conversion and
 // validating webhooks, and checks what still works without it: everything
 // stored is v1beta1, so v1beta1 reads, TaskRun writes and Task writes that
-// leave the spec alone need no webhook, while a Task spec write needs the
-// validating webhook and every v1alpha1 request the conversion webhook, and
-// both fail saying so. A restarted manager serves them all again, with nothing lost.
+// leave the spec alone need no webhook, while a Task spec write and a TaskRun
+// create that names a serviceAccountName need a validating webhook, and every
+// v1alpha1 request the conversion webhook, and all fail saying so. A restarted
+// manager serves them all again, with nothing lost.
 func TestWebhookOutage(t *testing.T) {
 	ctx := context.Background()
 	c := newCluster(t, "outage")
@@ -48,9 +49,12 @@ func TestWebhookOutage(t *testing.T) {
 		t.Errorf("v1beta1 lists %d Tasks and %d TaskRuns during the outage, want %d and %d",
 			len(tasks), len(runs), len(tasksBefore), len(runsBefore))
 	}
-	// Nor do v1beta1 TaskRun writes: no webhook looks at TaskRuns, and
-	// they are stored as v1beta1. Task writes that leave the spec as it is
-	// skip the validating webhook (its match condition), so they work too.
+	// Nor do most v1beta1 TaskRun writes: they are stored as v1beta1, and
+	// their webhooks' match conditions skip them (the ServiceAccount check
+	// sees only creates that name a serviceAccountName, the stash guard
+	// only v1alpha1 requests and objects near the size limit). Task writes
+	// that leave the spec as it is skip the validating webhook (its match
+	// condition), so they work too.
 	create(t, c, wrappers.TaskRun(ns, "during-outage", "hello").Obj())
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"outage":"true"}}}`))
 	labelled := []client.Object{runsBefore["hello-1"], runsBefore["legacy-1"]}
@@ -69,20 +73,28 @@ func TestWebhookOutage(t *testing.T) {
 		labels["outage"] = "true"
 		before.SetLabels(labels)
 	}
-	// Task writes that set a spec are validated by the webhook, which fails
-	// closed: no spec that it has not checked is stored, valid as it may be.
+	// Task writes that set a spec, and TaskRun creates that name a
+	// serviceAccountName, are checked by a validating webhook, which fails
+	// closed: nothing it has not checked is stored, valid as it may be (a
+	// run may use a ServiceAccount only if its creator may).
 	respec := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"description":"changed during the outage"}}`))
-	for what, write := range map[string]func() error{
-		"creating a v1beta1 Task": func() error {
+	for what, refused := range map[string]struct {
+		webhook string
+		write   func() error
+	}{
+		"creating a v1beta1 Task": {"vtask-v1beta1.minitask.dev", func() error {
 			return c.client.Create(ctx, wrappers.Task(ns, "unchecked").Step("say", "alpine:3", "echo hi").Obj())
-		},
-		"changing a v1beta1 Task's spec": func() error {
+		}},
+		"changing a v1beta1 Task's spec": {"vtask-v1beta1.minitask.dev", func() error {
 			return c.client.Patch(ctx, &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello"}}, respec)
-		},
+		}},
+		"creating a v1beta1 TaskRun that names a ServiceAccount": {"vtaskrun-serviceaccount.minitask.dev", func() error {
+			return c.client.Create(ctx, wrappers.TaskRun(ns, "unchecked-account", "hello").ServiceAccount("default").Obj())
+		}},
 	} {
-		err := write()
-		if err == nil || !strings.Contains(err.Error(), `"vtask-v1beta1.minitask.dev"`) {
-			t.Errorf("%s during the outage: got error %v, want one that names the validating webhook", what, err)
+		err := refused.write()
+		if err == nil || !strings.Contains(err.Error(), `"`+refused.webhook+`"`) {
+			t.Errorf("%s during the outage: got error %v, want one that names the webhook %s", what, err, refused.webhook)
 		} else {
 			t.Logf("%s during the outage, refused as expected: %v", what, err)
 		}
