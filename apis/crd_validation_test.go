@@ -165,20 +165,20 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}, serviceAccountName: b}",
 			field: "spec.serviceAccountName", also: "serviceAccountName is immutable"},
 		"v1beta1 TaskRun changing workspaces after creation": {
-			base: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}]}",
-			obj:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, persistentVolumeClaim: {claimName: c}}]}",
+			base:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}]}",
+			obj:   betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, persistentVolumeClaim: {claimName: c}}]}",
 			field: "spec.workspaces", also: "workspaces are immutable"},
 		"v1beta1 TaskRun changing an emptyDir's sizeLimit after creation": {
-			base: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {sizeLimit: 1Gi}}]}",
-			obj:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {sizeLimit: 2Gi}}]}",
+			base:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {sizeLimit: 1Gi}}]}",
+			obj:   betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {sizeLimit: 2Gi}}]}",
 			field: "spec.workspaces", also: "workspaces are immutable"},
 		"v1beta1 TaskRun adding a workspace after creation": {
-			base: betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}]}",
-			obj:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}, {name: x, emptyDir: {}}]}",
+			base:  betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}]}",
+			obj:   betaRun + "spec: {taskRef: {name: a}, workspaces: [{name: w, emptyDir: {}}, {name: x, emptyDir: {}}]}",
 			field: "spec.workspaces", also: "workspaces are immutable"},
 		"v1beta1 TaskRun changing podTemplate after creation": {
-			base: betaRun + "spec: {taskRef: {name: a}, podTemplate: {nodeSelector: {pool: a}}}",
-			obj:  betaRun + "spec: {taskRef: {name: a}, podTemplate: {nodeSelector: {pool: b}}}",
+			base:  betaRun + "spec: {taskRef: {name: a}, podTemplate: {nodeSelector: {pool: a}}}",
+			obj:   betaRun + "spec: {taskRef: {name: a}, podTemplate: {nodeSelector: {pool: b}}}",
 			field: "spec.podTemplate", also: "podTemplate is immutable"},
 		"v1beta1 TaskRun removing podTemplate after creation": {
 			base: betaRun + "spec: {taskRef: {name: a}, podTemplate: {}}", obj: betaRun + "spec: {taskRef: {name: a}}",
