@@ -193,7 +193,7 @@ func run(o options) error {
 		}
 		// Times an earlier release let in and Go cannot read would keep the
 		// controller's cache of TaskRuns from ever syncing.
-		if err := mgr.Add(&timerepair.Repairer{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}); err != nil {
+		if err := mgr.Add(&timerepair.Repairer{Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient(), Writer: mgr.GetClient()}); err != nil {
 			return err
 		}
 	}

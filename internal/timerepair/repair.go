@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -17,8 +19,12 @@ import (
 // Repairer rewrites the malformed times of stored TaskRuns. It is a manager
 // Runnable that runs once, on the leader.
 type Repairer struct {
-	// Reader lists TaskRuns; uncached, so that nothing decodes them typed.
-	Reader client.Reader
+	// Config reaches the API server to list TaskRuns, uncached and read as
+	// raw JSON (see runLister), so that nothing decodes them typed.
+	Config *rest.Config
+	// HTTPClient, if set, carries the LIST requests (the manager's, so that
+	// the repair shares its connections); else one is built from Config.
+	HTTPClient *http.Client
 	// Writer patches their status.
 	Writer client.Client
 }
@@ -43,47 +49,63 @@ func (r *Repairer) Start(ctx context.Context) error {
 }
 
 // Repair rewrites, in every TaskRun, each time a typed decode would refuse,
-// and returns how many TaskRuns it patched.
+// and returns how many TaskRuns it patched. It patches a page's runs after
+// reading the page, in the order listed, holding only those that need it.
 func (r *Repairer) Repair(ctx context.Context) (int, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("TaskRunList"))
+	lister, err := newRunLister(r.Config, r.HTTPClient)
+	if err != nil {
+		return 0, err
+	}
 	repaired := 0
+	continueToken := ""
 	for {
-		if err := r.Reader.List(ctx, list, client.Limit(500), client.Continue(list.GetContinue())); err != nil {
+		var pending []runRepair
+		continueToken, err = lister.listPage(ctx, continueToken, func(run *storedRun) error {
+			if ops := repairOps(&run.Status); len(ops) > 0 {
+				pending = append(pending, runRepair{namespace: run.Metadata.Namespace, name: run.Metadata.Name, ops: ops})
+			}
+			return nil
+		})
+		if err != nil {
 			return repaired, fmt.Errorf("listing TaskRuns: %w", err)
 		}
-		for i := range list.Items {
-			ok, err := r.repairOne(ctx, &list.Items[i])
-			if err != nil {
+		for _, repair := range pending {
+			if err := r.patch(ctx, repair); err != nil {
 				return repaired, err
 			}
-			if ok {
-				repaired++
-			}
+			repaired++
 		}
-		if list.GetContinue() == "" {
+		if continueToken == "" {
 			return repaired, nil
 		}
 	}
 }
 
-// repairOne patches run's status when a time in it needs repair. The patch
-// tests each old value, so a concurrent write is never overwritten.
-func (r *Repairer) repairOne(ctx context.Context, run *unstructured.Unstructured) (bool, error) {
-	ops := repairOps(run.Object)
-	if len(ops) == 0 {
-		return false, nil
-	}
-	patch, err := json.Marshal(ops)
+// runRepair is the patch one TaskRun needs.
+type runRepair struct {
+	namespace, name string
+	ops             []patchOp
+}
+
+// patch applies repair to its run's status. The patch tests each old value,
+// so a concurrent write is never overwritten.
+func (r *Repairer) patch(ctx context.Context, repair runRepair) error {
+	patch, err := json.Marshal(repair.ops)
 	if err != nil {
-		return false, err
+		return err
 	}
 	log.FromContext(ctx).Info("Rewriting malformed times in RFC 3339",
-		"namespace", run.GetNamespace(), "name", run.GetName(), "fields", len(ops)/2)
+		"namespace", repair.namespace, "name", repair.name, "fields", len(repair.ops)/2)
+	// Metadata only: the patch is raw, and the answer need not be decoded
+	// further than the run's metadata.
+	run := &metav1.PartialObjectMetadata{}
+	run.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("TaskRun"))
+	run.SetNamespace(repair.namespace)
+	run.SetName(repair.name)
 	if err := r.Writer.Status().Patch(ctx, run, client.RawPatch(types.JSONPatchType, patch)); err != nil {
-		return false, fmt.Errorf("repairing the times of TaskRun %s/%s: %w", run.GetNamespace(), run.GetName(), err)
+		return fmt.Errorf("repairing the times of TaskRun %s/%s: %w", repair.namespace, repair.name, err)
 	}
-	return true, nil
+	return nil
 }
 
 // patchOp is one JSON Patch operation.
@@ -94,40 +116,34 @@ type patchOp struct {
 }
 
 // repairOps returns a test and a replace operation for each time in the
-// TaskRun's status that needs repair: the paths of every metav1.Time in
-// v1beta1's TaskRunStatus.
-func repairOps(obj map[string]any) []patchOp {
+// TaskRun's status that needs repair, in a fixed order (so that patches are
+// deterministic): startTime, completionTime, then conditions, steps and
+// attempts, item by item.
+func repairOps(status *storedStatus) []patchOp {
 	var ops []patchOp
-	check := func(path string, value any) {
-		s, ok := value.(string)
-		if !ok {
+	check := func(path string, stored storedTime) {
+		if !stored.isSet {
 			return
 		}
-		if fixed, ok := canonical(s); ok {
-			ops = append(ops, patchOp{"test", path, s}, patchOp{"replace", path, fixed})
+		if fixed, ok := canonical(stored.value); ok {
+			ops = append(ops, patchOp{"test", path, stored.value}, patchOp{"replace", path, fixed})
 		}
 	}
-	status, _ := obj["status"].(map[string]any)
-	check("/status/startTime", status["startTime"])
-	check("/status/completionTime", status["completionTime"])
-	for _, list := range timeLists {
-		items, _ := status[list.name].([]any)
-		for i, item := range items {
-			entry, _ := item.(map[string]any)
-			for _, field := range list.fields {
-				check("/status/"+list.name+"/"+strconv.Itoa(i)+"/"+field, entry[field])
-			}
-		}
+	item := func(list string, index int, field string) string {
+		return "/status/" + list + "/" + strconv.Itoa(index) + "/" + field
+	}
+	check("/status/startTime", status.StartTime)
+	check("/status/completionTime", status.CompletionTime)
+	for i, condition := range status.Conditions {
+		check(item("conditions", i, "lastTransitionTime"), condition.LastTransitionTime)
+	}
+	for i, step := range status.Steps {
+		check(item("steps", i, "startedAt"), step.StartedAt)
+		check(item("steps", i, "finishedAt"), step.FinishedAt)
+	}
+	for i, attempt := range status.Attempts {
+		check(item("attempts", i, "startTime"), attempt.StartTime)
+		check(item("attempts", i, "completionTime"), attempt.CompletionTime)
 	}
 	return ops
-}
-
-// timeLists are the lists in TaskRunStatus whose items hold times, in the
-// order the patch visits them (a slice, so that patches are deterministic).
-var timeLists = []struct {
-	name   string
-	fields []string
-}{
-	{"conditions", []string{"lastTransitionTime"}},
-	{"steps", []string{"startedAt", "finishedAt"}},
 }

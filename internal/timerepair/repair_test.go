@@ -21,6 +21,8 @@ func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }
 
 // storedByRelease2 is a finished TaskRun as release 2's CRD let a status
 // writer store it: every time in lower case, which metav1.Time cannot read.
+// Its attempt's times are as malformed, as a writer that bypassed release
+// 3's patterns (or a restore from a backup) could leave them.
 const storedByRelease2 = `{
   "apiVersion": "minitask.dev/v1beta1", "kind": "TaskRun",
   "spec": {"taskRef": {"name": "build"}},
@@ -30,7 +32,9 @@ const storedByRelease2 = `{
     "conditions": [{"type": "Succeeded", "status": "True", "reason": "Succeeded", "message": "",
                     "lastTransitionTime": "2024-05-01t10:05:00z"}],
     "steps": [{"name": "compile", "state": "Terminated", "exitCode": 0,
-               "startedAt": "2024-05-01t10:00:01z", "finishedAt": "2024-05-01t12:04:59+02:00"}]
+               "startedAt": "2024-05-01t10:00:01z", "finishedAt": "2024-05-01t12:04:59+02:00"}],
+    "attempts": [{"podName": "malformed-pod", "reason": "PodFailed", "message": "evicted",
+                  "startTime": "2024-05-01T09:00:00", "completionTime": "2024-05-01t09:59:59.5z"}]
   }
 }`
 
@@ -54,7 +58,7 @@ func TestRepairMakesStoredRunsReadable(t *testing.T) {
 	if err := env.Client.List(ctx, &v1beta1.TaskRunList{}, client.InNamespace(ns)); err == nil {
 		t.Fatal("a typed LIST read the malformed times; the test proves nothing")
 	}
-	repaired, err := (&timerepair.Repairer{Reader: env.Client, Writer: env.Client}).Repair(ctx)
+	repaired, err := (&timerepair.Repairer{Config: env.Config, Writer: env.Client}).Repair(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +85,16 @@ func TestRepairMakesStoredRunsReadable(t *testing.T) {
 			continue
 		}
 		got := []metav1.Time{*run.Status.StartTime, *run.Status.CompletionTime, run.Status.Conditions[0].LastTransitionTime,
-			*run.Status.Steps[0].StartedAt, *run.Status.Steps[0].FinishedAt}
-		want := []metav1.Time{at("10:00:00"), at("10:05:00"), at("10:05:00"), at("10:00:01"), at("10:04:59")}
+			*run.Status.Steps[0].StartedAt, *run.Status.Steps[0].FinishedAt,
+			*run.Status.Attempts[0].StartTime, *run.Status.Attempts[0].CompletionTime}
+		want := []metav1.Time{at("10:00:00"), at("10:05:00"), at("10:05:00"), at("10:00:01"), at("10:04:59"),
+			at("09:00:00"), at("09:59:59")}
 		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b metav1.Time) bool { return a.Equal(&b) })); diff != "" {
 			t.Errorf("repaired times (-want +got):\n%s", diff)
 		}
 	}
 
-	again, err := (&timerepair.Repairer{Reader: env.Client, Writer: env.Client}).Repair(ctx)
+	again, err := (&timerepair.Repairer{Config: env.Config, Writer: env.Client}).Repair(ctx)
 	if err != nil || again != 0 {
 		t.Errorf("a second repair patched %d runs (error %v), want 0", again, err)
 	}
