@@ -121,29 +121,35 @@ type patchOp struct {
 // attempts, item by item.
 func repairOps(status *storedStatus) []patchOp {
 	var ops []patchOp
-	check := func(path string, stored storedTime) {
+	// path is called only for a time that needs repair: building every
+	// path of every run would be most of the repair's allocations.
+	check := func(stored storedTime, path func() string) {
 		if !stored.isSet {
 			return
 		}
 		if fixed, ok := canonical(stored.value); ok {
-			ops = append(ops, patchOp{"test", path, stored.value}, patchOp{"replace", path, fixed})
+			at := path()
+			ops = append(ops, patchOp{"test", at, stored.value}, patchOp{"replace", at, fixed})
 		}
 	}
-	item := func(list string, index int, field string) string {
-		return "/status/" + list + "/" + strconv.Itoa(index) + "/" + field
+	field := func(name string) func() string {
+		return func() string { return "/status/" + name }
 	}
-	check("/status/startTime", status.StartTime)
-	check("/status/completionTime", status.CompletionTime)
+	item := func(list string, index int, name string) func() string {
+		return func() string { return "/status/" + list + "/" + strconv.Itoa(index) + "/" + name }
+	}
+	check(status.StartTime, field("startTime"))
+	check(status.CompletionTime, field("completionTime"))
 	for i, condition := range status.Conditions {
-		check(item("conditions", i, "lastTransitionTime"), condition.LastTransitionTime)
+		check(condition.LastTransitionTime, item("conditions", i, "lastTransitionTime"))
 	}
 	for i, step := range status.Steps {
-		check(item("steps", i, "startedAt"), step.StartedAt)
-		check(item("steps", i, "finishedAt"), step.FinishedAt)
+		check(step.StartedAt, item("steps", i, "startedAt"))
+		check(step.FinishedAt, item("steps", i, "finishedAt"))
 	}
 	for i, attempt := range status.Attempts {
-		check(item("attempts", i, "startTime"), attempt.StartTime)
-		check(item("attempts", i, "completionTime"), attempt.CompletionTime)
+		check(attempt.StartTime, item("attempts", i, "startTime"))
+		check(attempt.CompletionTime, item("attempts", i, "completionTime"))
 	}
 	return ops
 }
