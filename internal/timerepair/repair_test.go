@@ -2,6 +2,8 @@ package timerepair_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,5 +99,48 @@ func TestRepairMakesStoredRunsReadable(t *testing.T) {
 	again, err := (&timerepair.Repairer{Config: env.Config, Writer: env.Client}).Repair(ctx)
 	if err != nil || again != 0 {
 		t.Errorf("a second repair patched %d runs (error %v), want 0", again, err)
+	}
+}
+
+// TestRepairReadsEveryPage stores more runs than one LIST page holds, the
+// malformed one last, and checks that the repair follows the continue token
+// of the real API server to it.
+func TestRepairReadsEveryPage(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	const wellFormed = 510 // past one page of 500
+	names := make(chan string)
+	errs := make(chan error, wellFormed)
+	var workers sync.WaitGroup
+	for range 8 {
+		workers.Go(func() {
+			for name := range names {
+				errs <- env.Client.Create(ctx, &v1beta1.TaskRun{
+					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+					Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "build"}},
+				})
+			}
+		})
+	}
+	for i := range wellFormed {
+		names <- fmt.Sprintf("good-%03d", i)
+	}
+	close(names)
+	workers.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.PutInEtcd(t, "taskruns", ns, "zz-malformed", []byte(storedByRelease2))
+
+	repaired, err := (&timerepair.Repairer{Config: env.Config, Writer: env.Client}).Repair(ctx)
+	if err != nil || repaired != 1 {
+		t.Fatalf("repaired %d TaskRuns (error %v), want 1", repaired, err)
+	}
+	run := &v1beta1.TaskRun{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zz-malformed"}, run); err != nil {
+		t.Fatalf("typed GET of the run on the second page after the repair: %v", err)
 	}
 }
