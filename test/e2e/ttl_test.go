@@ -40,17 +40,24 @@ func checkTimeToLive(t *testing.T, c *cluster) {
 	completed := finished.Status.CompletionTime.Time
 	podName := finished.Status.PodName
 
-	// Poll often: the window is seconds wide. deletionTimestamp is the API
-	// server's record of when the controller deleted the run.
-	var deleted time.Time
+	// Poll often: the window is seconds wide. The last time the run is seen
+	// not yet deleted bounds the deletion from below, even when it and its
+	// Pod go between two polls, as they do once the garbage collector is
+	// quick; deletionTimestamp, when seen, is the API server's own record.
+	var deleted, lastAlive time.Time
 	ttl := time.Duration(ttlSeconds) * time.Second
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, ttl+time.Minute, true,
 		func(ctx context.Context) (bool, error) {
-			current := &v1beta1.TaskRun{}
+			// Seen alive by a read asked for at asked, the run was not
+			// deleted before asked, however long the answer took.
+			asked, current := time.Now(), &v1beta1.TaskRun{}
 			err := c.client.Get(ctx, client.ObjectKeyFromObject(run), current)
 			switch {
+			case err == nil && current.DeletionTimestamp == nil:
+				lastAlive = asked
+				return false, nil
 			case err == nil:
-				if current.DeletionTimestamp != nil && deleted.IsZero() {
+				if deleted.IsZero() {
 					deleted = current.DeletionTimestamp.Time
 				}
 				return false, nil
@@ -69,8 +76,15 @@ func checkTimeToLive(t *testing.T, c *cluster) {
 		t.Fatalf("TaskRun %s, completed at %s with a TTL of %v, is still there %.1fs later: %v",
 			run.Name, completed.Format(time.RFC3339), ttl, gone.Seconds(), err)
 	}
-	t.Logf("TaskRun %s was deleted %.0fs after its completionTime (both in whole seconds) and gone with its Pod %.1fs after it",
-		run.Name, deleted.Sub(completed).Seconds(), gone.Seconds())
+	t.Logf("TaskRun %s was last seen not deleted %.1fs after its completionTime (whole seconds), and gone with its Pod %.1fs after it",
+		run.Name, lastAlive.Sub(completed).Seconds(), gone.Seconds())
+	// completionTime is stored in whole seconds, up to 1 s before the run
+	// really ended; the controller counts from it, as stored. Polls may
+	// come late on a busy machine: 1 s of slack.
+	if early := completed.Add(ttl - time.Second); lastAlive.Before(early) {
+		t.Errorf("TaskRun %s was last seen not deleted at %s, before its completionTime %s + its TTL %v - 1 s",
+			run.Name, lastAlive.Format(time.RFC3339Nano), completed.Format(time.RFC3339), ttl)
+	}
 	if !deleted.IsZero() && deleted.Before(completed.Add(ttl)) {
 		t.Errorf("TaskRun %s was deleted at %s, before its completionTime %s + its TTL %v",
 			run.Name, deleted.Format(time.RFC3339), completed.Format(time.RFC3339), ttl)
