@@ -136,8 +136,14 @@ func settledRSSMB(b *testing.B, m *manager) float64 {
 // step succeeded: the run, its Pod (bound to node if one is given, so that
 // the scheduler has nothing to do), and the run's final status.
 func createFinishedRun(c *cluster, name, node string) error {
+	return writeFinishedRun(c, wrappers.TaskRun(ns, name, "work").Obj(), node)
+}
+
+// writeFinishedRun creates run (of Task "work", one step), its Pod bound to
+// node, and the final status the controller writes when that step succeeds.
+func writeFinishedRun(c *cluster, run *v1beta1.TaskRun, node string) error {
 	ctx := context.Background()
-	run := wrappers.TaskRun(ns, name, "work").Obj()
+	name := run.Name
 	if err := c.client.Create(ctx, run); err != nil {
 		return fmt.Errorf("creating TaskRun %s: %w", name, err)
 	}

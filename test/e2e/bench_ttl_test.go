@@ -90,28 +90,9 @@ func BenchmarkTTLDeletion(b *testing.B) {
 // the controller leaves it: the run, its Pod bound to node, and its final
 // status, completed now. A second later its time to live has passed.
 func createExpiredRun(c *cluster, name, node string) error {
-	ctx := context.Background()
 	run := wrappers.TaskRun(ns, name, "work").Obj()
 	run.Spec.TTLSecondsAfterFinished = ptr.To[int32](1)
-	if err := c.client.Create(ctx, run); err != nil {
-		return fmt.Errorf("creating TaskRun %s: %w", name, err)
-	}
-	pod := floorPod(run)
-	pod.Spec.NodeName = node
-	if err := c.client.Create(ctx, pod); err != nil {
-		return fmt.Errorf("creating the Pod of %s: %w", name, err)
-	}
-	patch := client.MergeFrom(run.DeepCopy())
-	now := metav1.Now()
-	run.Status = v1beta1.TaskRunStatus{PodName: pod.Name, StartTime: &now, CompletionTime: &now,
-		Conditions: []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionTrue,
-			Reason: string(v1beta1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}},
-		Steps: []v1beta1.StepState{{Name: "work", State: v1beta1.StepTerminated, Reason: "Completed",
-			ExitCode: ptr.To[int32](0), StartedAt: &now, FinishedAt: &now}}}
-	if err := c.client.Status().Patch(ctx, run, patch); err != nil {
-		return fmt.Errorf("writing the status of %s: %w", name, err)
-	}
-	return nil
+	return writeFinishedRun(c, run, node)
 }
 
 // countLeft returns how many objects of kind (a list kind) are left in ns:

@@ -146,6 +146,13 @@ func review(t *testing.T, mux http.Handler, op admissionv1.Operation, task *v1be
 	if op == admissionv1.Update {
 		req.OldObject = runtime.RawExtension{Raw: taskJSON(t, wrappers.Task("default", task.Name).Obj())}
 	}
+	return postReview(t, mux, Path, req)
+}
+
+// postReview sends req to the webhook at path on mux, as the API server
+// does, and returns the response that answers it.
+func postReview(t *testing.T, mux http.Handler, path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	t.Helper()
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request:  req,
@@ -153,12 +160,12 @@ func review(t *testing.T, mux http.Handler, op admissionv1.Operation, task *v1be
 	if err != nil {
 		t.Fatal(err)
 	}
-	httpReq := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+	httpReq := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	httpReq.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httpReq)
 	if rec.Code != http.StatusOK {
-		t.Fatalf("POST %s: HTTP %d: %s", Path, rec.Code, rec.Body)
+		t.Fatalf("POST %s: HTTP %d: %s", path, rec.Code, rec.Body)
 	}
 	var out admissionv1.AdmissionReview
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {

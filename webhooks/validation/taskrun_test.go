@@ -1,7 +1,6 @@
 package validation
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -175,28 +174,7 @@ func reviewTaskRunCreate(t *testing.T, mux http.Handler, run *v1beta1.TaskRun, u
 		UserInfo:  user,
 		Object:    runtime.RawExtension{Raw: raw},
 	}
-	body, err := json.Marshal(admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request:  req,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpReq := httptest.NewRequest(http.MethodPost, TaskRunPath, bytes.NewReader(body))
-	httpReq.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	mux.ServeHTTP(rec, httpReq)
-	if rec.Code != http.StatusOK {
-		t.Fatalf("POST %s: HTTP %d: %s", TaskRunPath, rec.Code, rec.Body)
-	}
-	var out admissionv1.AdmissionReview
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-		t.Fatalf("decoding the AdmissionReview response: %v", err)
-	}
-	if out.Response == nil || out.Response.UID != req.UID {
-		t.Fatalf("response %+v does not answer request %s", out.Response, req.UID)
-	}
-	return out.Response
+	return postReview(t, mux, TaskRunPath, req)
 }
 
 // TestRefusal pins the message a creator without either permission reads.
