@@ -135,11 +135,11 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, script: make, args: [all]}]", field: "spec.steps[0]",
 			also: "command and args cannot be used with script"},
 		"v1beta1 Task with more than 100 env entries in a step": {
-			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, env: [" + envList(101) + "]}]", field: "spec.steps[0].env", also: "100"},
+			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, env: [" + flowList(101, func(n string) string { return "{name: V" + n + ", value: x}" }) + "]}]", field: "spec.steps[0].env", also: "100"},
 		"v1beta1 Task with duplicate env names in a step": {
 			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, env: [{name: X, value: a}, {name: X, value: b}]}]", field: "spec.steps[0].env[1]"},
 		"v1beta1 Task with more than 10 workspaces": {
-			obj: betaTask + "spec:\n  workspaces: [" + workspaceList(11) + "]\n" + oneStep, field: "spec.workspaces", also: "10"},
+			obj: betaTask + "spec:\n  workspaces: [" + flowList(11, func(n string) string { return "{name: w" + n + "}" }) + "]\n" + oneStep, field: "spec.workspaces", also: "10"},
 		"v1beta1 Task with duplicate workspace names": {
 			obj: betaTask + "spec:\n  workspaces: [{name: w}, {name: w}]\n" + oneStep, field: "spec.workspaces[1]"},
 		"v1beta1 Task with a workspace name that is not a DNS label": {
@@ -183,6 +183,32 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 		"v1beta1 TaskRun removing podTemplate after creation": {
 			base: betaRun + "spec: {taskRef: {name: a}, podTemplate: {}}", obj: betaRun + "spec: {taskRef: {name: a}}",
 			field: "spec.podTemplate", also: "podTemplate is immutable"},
+		// Release 3's run semantics.
+		"v1beta1 Task with onError: continue on a command step": {
+			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, command: [make], onError: continue}]", field: "spec.steps[0].onError",
+			also: "onError: continue needs a script"},
+		"v1beta1 Task with an unknown onError": {
+			obj: betaTask + "spec:\n  steps: [{name: a, image: alpine, script: make, onError: retry}]", field: "spec.steps[0].onError"},
+		"v1beta1 Task with more than 16 results": {
+			obj: betaTask + "spec:\n  results: [" + flowList(17, func(n string) string { return "{name: r" + n + "}" }) + "]\n" + oneStep, field: "spec.results", also: "16"},
+		"v1beta1 Task with a result description over 4 KiB": {
+			obj: betaTask + "spec:\n  results: [{name: r, description: " + big(4097) + "}]\n" + oneStep, field: "spec.results[0].description", also: "4096"},
+		"v1beta1 Task with a result name that is not a param name": {
+			obj: betaTask + "spec:\n  results: [{name: 1r}]\n" + oneStep, field: "spec.results[0].name"},
+		"v1beta1 TaskRun with more than 10 retries": {
+			obj: betaRun + "spec: {taskRef: {name: a}, retries: 11}", field: "spec.retries", also: "10"},
+		"v1beta1 TaskRun with negative retries": {
+			obj: betaRun + "spec: {taskRef: {name: a}, retries: -1}", field: "spec.retries"},
+		"v1beta1 TaskRun retrying on an unknown failure": {
+			obj: betaRun + "spec: {taskRef: {name: a}, retryOn: [TaskRunTimeout]}", field: "spec.retryOn[0]"},
+		"v1beta1 TaskRun with a negative ttlSecondsAfterFinished": {
+			obj: betaRun + "spec: {taskRef: {name: a}, ttlSecondsAfterFinished: -1}", field: "spec.ttlSecondsAfterFinished"},
+		"v1beta1 TaskRun changing retries after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, retries: 1}", obj: betaRun + "spec: {taskRef: {name: a}, retries: 2}",
+			field: "spec.retries", also: "retries is immutable"},
+		"v1beta1 TaskRun adding a ttlSecondsAfterFinished after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}, ttlSecondsAfterFinished: 60}",
+			field: "spec.ttlSecondsAfterFinished", also: "ttlSecondsAfterFinished is immutable"},
 		"v1beta1 TaskRun status with an unknown step state": {
 			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, state: Sleeping}]}",
 			status: true, field: "status.steps[0].state"},
@@ -272,20 +298,12 @@ func mustUnstructured(t *testing.T, doc, namespace string) *unstructured.Unstruc
 	return u
 }
 
-// envList is n env entries in flow style, each with its own name.
-func envList(n int) string {
+// flowList is n YAML flow-style entries, the i-th made by entry from a
+// name unique in the list.
+func flowList(n int, entry func(name string) string) string {
 	entries := make([]string, n)
 	for i := range entries {
-		entries[i] = "{name: V" + itoa(i) + ", value: x}"
-	}
-	return strings.Join(entries, ", ")
-}
-
-// workspaceList is n workspace declarations in flow style.
-func workspaceList(n int) string {
-	entries := make([]string, n)
-	for i := range entries {
-		entries[i] = "{name: w" + itoa(i) + "}"
+		entries[i] = entry(itoa(i))
 	}
 	return strings.Join(entries, ", ")
 }
