@@ -1,60 +1,17 @@
 package controllers_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
-
-// kubeletCannotPull writes the status the kubelet reports while it fails to
-// pull the image of step i (counting init containers first): the Pod taken up
-// at podStart, the steps before i completed at done, step i waiting with
-// reason and message, the steps after it waiting their turn.
-func (h *harness) kubeletCannotPull(t *testing.T, name string, i int, reason, message string, podStart, done time.Time) {
-	t.Helper()
-	h.WaitForPod(t, name)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		pod := &corev1.Pod{}
-		if err := h.Env.Client.Get(context.Background(), h.Key(name), pod); err != nil {
-			return err
-		}
-		start := metav1.NewTime(podStart)
-		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, StartTime: &start}
-		n := 0
-		status := func(c corev1.Container) corev1.ContainerStatus {
-			cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
-			switch {
-			case n < i:
-				cs.State.Terminated = &corev1.ContainerStateTerminated{Reason: "Completed", StartedAt: start, FinishedAt: metav1.NewTime(done)}
-			case n == i:
-				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: message}
-			default:
-				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "PodInitializing"}
-			}
-			n++
-			return cs
-		}
-		for _, c := range pod.Spec.InitContainers {
-			pod.Status.InitContainerStatuses = append(pod.Status.InitContainerStatuses, status(c))
-		}
-		for _, c := range pod.Spec.Containers {
-			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, status(c))
-		}
-		return h.Env.Client.Status().Update(context.Background(), pod)
-	})
-	if err != nil {
-		t.Fatalf("writing the status of Pod %s: %v", name, err)
-	}
-}
 
 // TestImagePullTimeout checks --image-pull-timeout: a step whose image the
 // kubelet fails to pull for longer ends the run ImagePullFailed, naming the
@@ -71,7 +28,9 @@ func TestImagePullTimeout(t *testing.T) {
 		t.Parallel()
 		h.Create(t, retrying(wrappers.TaskRun("", "first", "t").Obj(), 2))
 		pulling := time.Now().Truncate(time.Second)
-		h.kubeletCannotPull(t, "first-pod", 0, "ImagePullBackOff", `Back-off pulling image "alpine:3"`, pulling, time.Time{})
+		h.Kubelet(t, "first-pod", func(w *wrappers.PodStatusWrapper) {
+			w.At(pulling).CannotPull(0, "ImagePullBackOff", `Back-off pulling image "alpine:3"`, time.Time{})
+		})
 		run := h.waitForCondition(t, "first", condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
 			`step "first" could not pull image "alpine:3" for 3s: ImagePullBackOff: Back-off pulling image "alpine:3"`})
 		if took := run.Status.CompletionTime.Sub(pulling); took < timeout || took > timeout+3*time.Second {
@@ -93,8 +52,10 @@ func TestImagePullTimeout(t *testing.T) {
 		h.Create(t, wrappers.TaskRun("", "second", "t").Obj())
 		// The Pod started 10 minutes ago; the second step's turn came now.
 		turn := time.Now().Truncate(time.Second)
-		h.kubeletCannotPull(t, "second-pod", 1, "ErrImagePull", `rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`,
-			turn.Add(-10*time.Minute), turn)
+		h.Kubelet(t, "second-pod", func(w *wrappers.PodStatusWrapper) {
+			w.At(turn.Add(-10*time.Minute)).CannotPull(1, "ErrImagePull",
+				`rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`, turn)
+		})
 		h.waitForCondition(t, "second", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "second" (2 of 2)`})
 		run := h.waitForCondition(t, "second", condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
 			`step "second" could not pull image "alpine:3" for 3s: ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`})

@@ -63,6 +63,21 @@ func (w *PodStatusWrapper) DeadlineExceeded(i int) *PodStatusWrapper {
 	return w
 }
 
+// CannotPull reports the kubelet failing to pull step i's image, waiting
+// with reason (ErrImagePull, ImagePullBackOff) and message: the Pod taken up
+// at the time At set, the steps before i completed at done.
+func (w *PodStatusWrapper) CannotPull(i int, reason, message string, done time.Time) *PodStatusWrapper {
+	w.steps(corev1.PodPending, i, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}})
+	for _, statuses := range [][]corev1.ContainerStatus{w.status.InitContainerStatuses, w.status.ContainerStatuses} {
+		for k := range statuses {
+			if t := statuses[k].State.Terminated; t != nil {
+				t.FinishedAt = metav1.NewTime(done)
+			}
+		}
+	}
+	return w
+}
+
 // Obj returns the status.
 func (w *PodStatusWrapper) Obj() corev1.PodStatus { return w.status }
 
