@@ -1,7 +1,11 @@
 package conversion
 
 import (
+	"context"
+	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -75,4 +79,17 @@ func stash(lostJSON string) string {
 // JSON, as a key and a value: spokeRun().Annotation(stashed(`{...}`)).
 func stashed(lostJSON string) (key, value string) {
 	return AnnotationConversionData, stash(lostJSON)
+}
+
+// checkToHub converts spoke with convert, as a table case does, and reports
+// how the hub object it gives differs from want.
+func checkToHub[S, H any](t *testing.T, convert func(context.Context, *S, *H) error, spoke *S, want *H) {
+	t.Helper()
+	got := new(H)
+	if err := convert(t.Context(), spoke, got); err != nil {
+		t.Fatalf("converting to the hub: %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("converting to the hub: mismatch (-want +got):\n%s", diff)
+	}
 }

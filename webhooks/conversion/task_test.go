@@ -154,13 +154,7 @@ func TestConvertTaskToHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := &v1beta1.Task{}
-			if err := ConvertTaskToHub(t.Context(), tc.spoke, got); err != nil {
-				t.Fatalf("ConvertTaskToHub() error: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ConvertTaskToHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkToHub(t, ConvertTaskToHub, tc.spoke, tc.want)
 		})
 	}
 }

@@ -125,13 +125,7 @@ func TestTaskRunStashCompatibility(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := &v1beta1.TaskRun{}
-			if err := ConvertTaskRunToHub(t.Context(), tc.spoke, got); err != nil {
-				t.Fatalf("ConvertTaskRunToHub() error: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ConvertTaskRunToHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkToHub(t, ConvertTaskRunToHub, tc.spoke, tc.want)
 		})
 	}
 }
