@@ -213,7 +213,7 @@ func TestPodForRunRelease3(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			task, run := tc.task.DeepCopy(), tc.run.DeepCopy()
-			got, err := podForRun(run, task, podInputs{params: tc.params, restricted: tc.restricted})
+			got, err := podForRun(run, task, podInputs{name: "run-pod", params: tc.params, restricted: tc.restricted})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,7 @@ func resultsPod(t *testing.T, extra int) *corev1.Pod {
 		steps = append(steps, v1beta1.Step{Name: fmt.Sprintf("x%d", i), Image: "alpine", Script: "true"})
 	}
 	task := withResults(wrappers.Task("ns", "t").Steps(steps...).Obj(), "version", "digest")
-	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{})
+	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
 	if err != nil {
 		t.Fatal(err)
 	}

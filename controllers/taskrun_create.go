@@ -52,6 +52,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return fmt.Errorf("creating the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
 	}
 	pod, err := podForRun(s.run, task, podInputs{
+		name:                  s.podName,
 		params:                values,
 		activeDeadlineSeconds: deadline.ActiveDeadlineSeconds(s.now),
 		restricted:            restricted,
@@ -64,8 +65,6 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 	case err != nil:
 		return fmt.Errorf("building the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
 	}
-	// The current attempt's name: podForRun names the first attempt's Pod.
-	pod.Name = s.podName
 	if err := r.confirmUnchanged(ctx, s.run); err != nil {
 		return err
 	}

@@ -40,6 +40,8 @@ func (e *podTooLargeError) Error() string {
 
 // podInputs is what a run's Pod is built from besides the run and its Task.
 type podInputs struct {
+	// name is the Pod's name: the run's current attempt's (currentPodName).
+	name string
 	// params are the values of the Task's params, by name (runstate.ParamValues).
 	params map[string]string
 	// activeDeadlineSeconds bounds the Pod by what is left of the run's
@@ -80,7 +82,7 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      runstate.PodName(run),
+			Name:      in.name,
 			Namespace: run.Namespace,
 			Labels:    podLabels(run),
 		},

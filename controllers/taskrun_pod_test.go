@@ -102,7 +102,7 @@ func TestPodForRun(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, podInputs{params: tc.values, activeDeadlineSeconds: tc.deadline})
+			got, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, podInputs{name: "run-pod", params: tc.values, activeDeadlineSeconds: tc.deadline})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestPodForRunBudget(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, podInputs{params: map[string]string{"x": tc.value}})
+			pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, podInputs{name: "run-pod", params: map[string]string{"x": tc.value}})
 			var got *podTooLargeError
 			if err != nil && !errors.As(err, &got) {
 				t.Fatalf("podForRun() error %v, want a *podTooLargeError", err)
@@ -222,7 +222,7 @@ func TestPodForRunBudget(t *testing.T) {
 
 func TestNeverStarted(t *testing.T) {
 	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(),
-		wrappers.Task("ns", "t").Step("a", "alpine", "").Step("b", "alpine", "").Obj(), podInputs{})
+		wrappers.Task("ns", "t").Step("a", "alpine", "").Step("b", "alpine", "").Obj(), podInputs{name: "run-pod"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ var testTime = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 // threeStepPod is the Pod of run "run" for a Task with steps a, b and c.
 func threeStepPod() *corev1.Pod {
 	task := wrappers.Task("ns", "t").Step("a", "alpine", "true").Step("b", "alpine", "true").Step("c", "alpine", "true").Obj()
-	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{})
+	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
 	if err != nil {
 		panic(err)
 	}
