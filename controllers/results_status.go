@@ -9,10 +9,11 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/stepscript"
 )
 
 // This file reads back what script steps wrote as their termination
-// messages (results_script.go): each step's own exit code under onError:
+// messages (internal/stepscript): each step's own exit code under onError:
 // continue, the run's results, and results too large for a message. It reads
 // the Pod alone, through its annotations (podAnnotations), so that the
 // trimmed Pod in the cache is enough. Everything here is pure, so every case
@@ -169,7 +170,7 @@ func (r *resultsTooLarge) outcome() *outcome {
 	if r.reported {
 		more := ""
 		if r.fileCut {
-			more = fmt.Sprintf(" (more still: a result's file is longer than the %d bytes a step reads of it)", maxResultRead)
+			more = fmt.Sprintf(" (more still: a result's file is longer than the %d bytes a step reads of it)", stepscript.MaxResultRead)
 		}
 		return failed(v1beta1.ReasonResultsTooLarge,
 			"step %q's results do not fit its termination message: they take %d bytes%s, over the limit of %d bytes for each step of %s (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",

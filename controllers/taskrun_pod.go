@@ -12,6 +12,7 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/params"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/stepscript"
 )
 
 // This file builds the one Pod that runs a TaskRun. Everything here is pure, so
@@ -64,7 +65,7 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 	values := params.Values{Params: in.params, Workspaces: runstate.WorkspacePaths(task), Results: runstate.ResultPaths(task)}
 	budget := params.NewBudget(maxPodText)
 	mounts := append(workspaceMounts(task), resultsMounts(task)...)
-	protocol := resultsProtocolFor(task)
+	protocol := stepscript.ProtocolFor(task)
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
@@ -143,9 +144,9 @@ func podLabels(run *v1beta1.TaskRun) map[string]string {
 // containerForStep returns step's container with references replaced in
 // every text that may hold them, each charged to budget. A script runs as
 // /bin/sh -c SCRIPT inside the wrapper that writes its termination message
-// with the Task's results (results_script.go); a step without one runs its
+// with the Task's results (internal/stepscript); a step without one runs its
 // command and args, or the image's entrypoint, untouched.
-func containerForStep(step v1beta1.Step, values params.Values, protocol resultsProtocol, budget *params.Budget) corev1.Container {
+func containerForStep(step v1beta1.Step, values params.Values, protocol stepscript.Protocol, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
 		Name:       runstate.StepContainer(step.Name),
 		Image:      budget.Substitute(step.Image, values),
@@ -155,7 +156,7 @@ func containerForStep(step v1beta1.Step, values params.Values, protocol resultsP
 		Env:        substituteEnv(step.Env, values, budget),
 	}
 	if step.Script != "" {
-		c.Command = scriptCommand(budget.Substitute(step.Script, values), step.OnError, protocol)
+		c.Command = stepscript.Command(budget.Substitute(step.Script, values), step.OnError, protocol)
 	}
 	for _, from := range step.EnvFrom {
 		c.EnvFrom = append(c.EnvFrom, *from.DeepCopy())

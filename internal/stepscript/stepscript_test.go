@@ -1,4 +1,4 @@
-package controllers
+package stepscript
 
 import (
 	"bytes"
@@ -82,9 +82,9 @@ func runWrapperWithLimit(t *testing.T, shell testShell, script string, onError v
 		}
 	}
 	messagePath := filepath.Join(dir, "termination-log")
-	command := scriptCommand(script, onError, resultsProtocol{results: results, messageLimit: messageLimit})
+	command := Command(script, onError, Protocol{Results: results, MessageLimit: messageLimit})
 	if command[2] != scriptWrapper {
-		t.Fatalf("scriptCommand does not run the wrapper: %q", command)
+		t.Fatalf("Command does not run the wrapper: %q", command)
 	}
 	command[0], command[2] = shell.sh, wrapperScript(shell.sh, resultsDir, messagePath)
 	cmd := exec.Command(command[0], command[1:]...)
@@ -393,11 +393,11 @@ func TestScriptWrapperSaysResultsAreTooLarge(t *testing.T) {
 		},
 		"a file longer than is read: the size is at least": {
 			value: bytes.Repeat([]byte("y"), 10<<20), limit: 4096,
-			want: fmt.Sprintf(`{"exitCode":0,"results":{},"resultsTooLarge":{"size":%d,"limit":4096,"cut":true}}`, empty+maxResultRead),
+			want: fmt.Sprintf(`{"exitCode":0,"results":{},"resultsTooLarge":{"size":%d,"limit":4096,"cut":true}}`, empty+MaxResultRead),
 		},
 		"the script's code is kept, and onError too": {
 			value: bytes.Repeat([]byte("x"), 5000), limit: 4096, script: "exit 3", onError: v1beta1.OnErrorContinue,
-			want: fmt.Sprintf(`{"exitCode":3,"results":{},"resultsTooLarge":{"size":%d,"limit":4096,"cut":true}}`, empty+maxResultRead),
+			want: fmt.Sprintf(`{"exitCode":3,"results":{},"resultsTooLarge":{"size":%d,"limit":4096,"cut":true}}`, empty+MaxResultRead),
 		},
 	}
 	for shellName, shell := range testShells(t) {

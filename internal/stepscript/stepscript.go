@@ -1,16 +1,9 @@
-package controllers
-
-import (
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/runstate"
-)
-
-// This file wraps a script step so that it ends by writing its termination
-// message, {"exitCode": N, "results": {"NAME": "VALUE", ...}} (docs/results.md).
+// Package stepscript is the command a script step's container runs: the
+// script, inside a wrapper that ends by writing the step's termination
+// message, {"exitCode": N, "results": {"NAME": "VALUE", ...}}
+// (docs/results.md). The controller builds every script step's command here,
+// and so does anyone who must write the very Pod the controller writes (the
+// benchmarks' floor), without importing the controller.
 //
 // The container runs
 //
@@ -25,18 +18,29 @@ import (
 // Result names are declared names (the CRD allows only [a-zA-Z0-9_-]), so
 // they need no escaping; values are escaped byte by byte by od and awk,
 // which busybox, Alpine and Debian images all have.
+package stepscript
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
 
 const (
-	// scriptWrapperName is the wrapper's $0: it names the wrapper in the
+	// wrapperName is the wrapper's $0: it names the wrapper in the
 	// shell's own error messages, and tells a reader of the Pod (kwok's
 	// stages, say) where the script is: the argument after it.
-	scriptWrapperName = "minitask-step"
+	wrapperName = "minitask-step"
 
-	// maxResultRead is how much of a result's file the wrapper reads: a value
+	// MaxResultRead is how much of a result's file the wrapper reads: a value
 	// longer than the kubelet keeps of a whole message is too large however
 	// it ends, and reading the rest of a file of gigabytes would only burn
-	// the step's time and memory.
-	maxResultRead = runstate.MaxTerminationMessage + 1
+	// the step's time and memory. The controller names it when it reports
+	// results too large to read whole.
+	MaxResultRead = runstate.MaxTerminationMessage + 1
 )
 
 // jsonStringAWK turns the decimal bytes that od prints into one JSON string,
@@ -127,35 +131,39 @@ else
 fi
 [ "$mode" = %[6]s ] && exit 0
 exit "$code"
-`, shellQuote(shell), shellQuote(resultsDir), maxResultRead, jsonStringAWK, shellQuote(messagePath), v1beta1.OnErrorContinue)
+`, shellQuote(shell), shellQuote(resultsDir), MaxResultRead, jsonStringAWK, shellQuote(messagePath), v1beta1.OnErrorContinue)
 }
 
-// resultsProtocol is what the wrapper of every script step of a Pod is
-// told: the Task's result names, and the most bytes of a step's message the
-// kubelet keeps in a Pod of that many steps.
-type resultsProtocol struct {
-	results      []string
-	messageLimit int
+// Protocol is what the wrapper of every script step of a Pod is told: the
+// Task's result names, and the most bytes of a step's message the kubelet
+// keeps in a Pod of that many steps.
+type Protocol struct {
+	// Results are the Task's result names, in its order.
+	Results []string
+	// MessageLimit is the most bytes of one step's termination message
+	// that the kubelet keeps (runstate.TerminationMessageLimit).
+	MessageLimit int
 }
 
-// resultsProtocolFor returns the protocol of task's Pod.
-func resultsProtocolFor(task *v1beta1.Task) resultsProtocol {
-	return resultsProtocol{
-		results:      runstate.ResultNames(task),
-		messageLimit: runstate.TerminationMessageLimit(len(task.Spec.Steps)),
+// ProtocolFor returns the protocol of task's Pod.
+func ProtocolFor(task *v1beta1.Task) Protocol {
+	return Protocol{
+		Results:      runstate.ResultNames(task),
+		MessageLimit: runstate.TerminationMessageLimit(len(task.Spec.Steps)),
 	}
 }
 
-// scriptCommand returns the command of a script step: the wrapper, then the
-// script, the step's onError, the message's limit and the names of the
+// Command returns the command of a script step whose references are
+// already replaced: the wrapper, then the script, the step's onError
+// (stopAndFail when empty), the message's limit and the names of the
 // Task's results.
-func scriptCommand(script string, onError v1beta1.OnError, protocol resultsProtocol) []string {
+func Command(script string, onError v1beta1.OnError, protocol Protocol) []string {
 	if onError == "" {
 		onError = v1beta1.OnErrorStopAndFail
 	}
-	command := make([]string, 0, 7+len(protocol.results))
-	command = append(command, scriptShell, "-c", scriptWrapper, scriptWrapperName, script, string(onError), strconv.Itoa(protocol.messageLimit))
-	return append(command, protocol.results...)
+	command := make([]string, 0, 7+len(protocol.Results))
+	command = append(command, scriptShell, "-c", scriptWrapper, wrapperName, script, string(onError), strconv.Itoa(protocol.MessageLimit))
+	return append(command, protocol.Results...)
 }
 
 // shellQuote quotes s for the shell: a path of the controller's own, never

@@ -1,0 +1,49 @@
+package stepscript
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+)
+
+// TestCommand pins where the command puts each argument: kwok's stages read
+// the script as the argument after "minitask-step" (hack/kwok/stages), and
+// the controller's Pods of earlier releases carry these commands.
+func TestCommand(t *testing.T) {
+	withResults := wrappers.Task("ns", "t").Step("a", "alpine:3", "true").Step("b", "alpine:3", "true").
+		Step("c", "alpine:3", "true").Step("d", "alpine:3", "true").Obj()
+	withResults.Spec.Results = []v1beta1.ResultDeclaration{{Name: "version"}, {Name: "digest"}}
+	tests := map[string]struct {
+		script  string
+		onError v1beta1.OnError
+		task    *v1beta1.Task
+		want    []string
+	}{
+		"one step, no results, onError unset": {
+			script: "true",
+			task:   wrappers.Task("ns", "t").Step("work", "alpine:3", "true").Obj(),
+			want:   []string{"/bin/sh", "-c", "WRAPPER", "minitask-step", "true", "stopAndFail", "4096"},
+		},
+		"results in the Task's order, the kubelet's 12 KiB shared by four steps": {
+			script:  `echo "$x"`,
+			onError: v1beta1.OnErrorContinue,
+			task:    withResults,
+			want:    []string{"/bin/sh", "-c", "WRAPPER", "minitask-step", `echo "$x"`, "continue", "3072", "version", "digest"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := Command(tc.script, tc.onError, ProtocolFor(tc.task))
+			if got[2] != scriptWrapper {
+				t.Errorf("the third argument is not the wrapper: %.80q", got[2])
+			}
+			got[2] = "WRAPPER"
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("command (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
