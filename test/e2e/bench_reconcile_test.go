@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/stepscript"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -38,7 +40,7 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	// calls the conversion webhook on TaskRun writes too) but without its
 	// controller, which would start the floor's runs as well.
 	webhooksOnly := startManager(b, c, "--enable-controller=false")
-	create(b, c, wrappers.Task(ns, "work").Step("work", "alpine:3", "true").Obj())
+	create(b, c, floorTask())
 	floorNames := runNames("floor", burst)
 	cpu := cpuSeconds(b)
 	floor := measureFloor(b, c, floorNames)
@@ -109,15 +111,46 @@ func measureFloor(b *testing.B, c *cluster, names []string) time.Duration {
 	return took
 }
 
-// floorPod is a Pod like the one the controller makes for run, one step.
+// floorTask is the Task that the floor's runs and the burst's runs both
+// name: one script step.
+func floorTask() *v1beta1.Task {
+	return wrappers.Task(ns, "work").Step("work", "alpine:3", "true").Obj()
+}
+
+// floorPod is the Pod the controller creates for run of floorTask, so that
+// the floor writes the same bytes the controller does. It mirrors, for a
+// Task of one script step without results or workspaces, in a namespace
+// that does not enforce the restricted level: podForRun and podAnnotations
+// (controllers/taskrun_pod.go: the run's labels and runstate.PodLabels, the
+// script-steps annotation, the wrapped command from internal/stepscript, no
+// ServiceAccount token, activeDeadlineSeconds of the run's timeout, counted
+// from the Pod's creation), resultsVolumes and resultsMounts
+// (controllers/results_pod.go: none without results) and the controller
+// reference createPod sets (controllers/taskrun_create.go).
 func floorPod(run *v1beta1.TaskRun) *corev1.Pod {
+	task := floorTask()
+	step := task.Spec.Steps[0]
+	container := runstate.StepContainer(step.Name)
+	scriptSteps, _ := runstate.NamesAnnotation([]string{container})
+	labels := maps.Clone(run.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, runstate.PodLabels(run))
+	now := time.Now()
+	deadline := runstate.DeadlineFor(now, runstate.Timeout(run, runstate.DefaultTimeout))
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(run), Namespace: run.Namespace,
-			Labels: map[string]string{runstate.LabelManagedBy: runstate.ManagedByValue},
+		ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(run), Namespace: run.Namespace, Labels: labels,
+			Annotations: map[string]string{runstate.AnnotationScriptSteps: scriptSteps},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.GroupVersion.String(), Kind: "TaskRun",
 				Name: run.Name, UID: run.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
-		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
-			Name: "step-work", Image: "alpine:3", Command: []string{"/bin/sh", "-c", "true"}}}},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: container, Image: step.Image,
+				Command: stepscript.Command(step.Script, step.OnError, stepscript.ProtocolFor(task))}},
+			ActiveDeadlineSeconds:        deadline.ActiveDeadlineSeconds(now),
+			AutomountServiceAccountToken: ptr.To(false),
+		},
 	}
 }
 
