@@ -217,10 +217,12 @@ func (e *Env) Stop() error {
 	if e.stopWebhooks != nil {
 		e.stopWebhooks()
 	}
+	err := e.env.Stop()
+	// After the API server: a restarted one reads its certificates from here.
 	if e.tmpDir != "" {
 		_ = os.RemoveAll(e.tmpDir)
 	}
-	return e.env.Stop()
+	return err
 }
 
 // StartManager starts a manager (no webhooks, metrics or health endpoints) that
