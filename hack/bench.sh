@@ -8,8 +8,9 @@
 #   hack/bench.sh SUITE...        some of them; writes bin/bench/benchmarks.md
 #
 # Suites: conversion (the conversion handler in-process, against its floor),
-# envtest (conversion over HTTPS, LIST through conversion, the storage
-# migration: against a kube-apiserver and etcd on loopback), cluster
+# envtest (conversion over HTTPS, LIST through conversion, the cold LIST
+# after a kube-apiserver restart, the storage migration: against a
+# kube-apiserver and etcd on loopback), cluster
 # (bin/manager on a local kwok cluster: throughput, latency, writes, memory).
 # Numbers mean something only on an otherwise idle machine: the report shows
 # the load average each suite started under.
@@ -33,6 +34,7 @@ commands() {
 		;;
 	envtest)
 		echo "go test -run=^$ -bench=ConversionHTTPS|ListThroughConversion -benchtime=1x -timeout=30m ./webhooks/conversion/"
+		echo "go test -run=^$ -bench=ColdList -benchtime=1x -timeout=30m ./webhooks/conversion/"
 		echo "go test -run=^$ -bench=StorageMigration -benchtime=1x -timeout=30m ./internal/storagemigration/"
 		;;
 	cluster) echo "go test -tags=e2e -run=^$ -bench=. -benchtime=1x -timeout=40m ./test/e2e/" ;;
