@@ -28,6 +28,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/webhooks"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
+	"github.com/minitask-dev/minitask/webhooks/stashguard"
 )
 
 // Every v1beta1 write of a TaskRun costs one conversion review, v1beta1 to
@@ -46,7 +47,7 @@ var oneToV1alpha1 = []string{"v1beta1->v1alpha1"}
 func TestConversionReviewsOnV1beta1Writes(t *testing.T) {
 	rec := &reviewRecorder{}
 	env := testenv.ForTest(t, rec.setup)
-	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t)}
+	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), hooks: true}
 
 	t.Run("all webhooks", func(t *testing.T) { w.checkEveryWrite(t, oneToV1alpha1) })
 	t.Run("a write straight into etcd", func(t *testing.T) {
@@ -88,7 +89,7 @@ func TestConversionReviewsWithoutWatchCache(t *testing.T) {
 	env := testenv.ForTest(t, rec.setup, func(e *envtest.Environment) {
 		e.ControlPlane.GetAPIServer().Configure().Set("watch-cache", "false")
 	})
-	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t)}
+	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), hooks: true}
 
 	t.Run("no watcher", func(t *testing.T) { w.checkEveryWrite(t, nil) })
 	t.Run("write latency", func(t *testing.T) {
@@ -108,6 +109,8 @@ type reviewWriter struct {
 	rec *reviewRecorder
 	ns  string
 	n   int
+	// hooks is whether the validating webhooks are installed.
+	hooks bool
 }
 
 // checkEveryWrite makes each kind of v1beta1 write to a TaskRun, each on a
@@ -116,21 +119,31 @@ func (w *reviewWriter) checkEveryWrite(t *testing.T, want []string) {
 	ctx := context.Background()
 	c := w.env.Client
 	for _, write := range []struct {
-		name  string
-		write func(*v1beta1.TaskRun) error
+		name string
+		// run, if set, changes the run before it is created; webhook is
+		// then the admission webhook the create must reach.
+		run     func(*v1beta1.TaskRun)
+		webhook string
+		write   func(*v1beta1.TaskRun) error
 	}{
-		{"create", nil},
-		{"status update", func(run *v1beta1.TaskRun) error {
+		{name: "create"},
+		{name: "create naming a ServiceAccount", webhook: "/validate-minitask-dev-v1beta1-taskrun",
+			run: func(run *v1beta1.TaskRun) { run.Spec.ServiceAccountName = "builder" }},
+		{name: "create big enough for the stash guard", webhook: stashguard.TaskRunPath,
+			run: func(run *v1beta1.TaskRun) {
+				run.Spec.Params = []v1beta1.Param{{Name: "big", Value: strings.Repeat("x", 45<<10)}}
+			}},
+		{name: "status update", write: func(run *v1beta1.TaskRun) error {
 			run.Status.PodName = run.Name + "-pod"
 			return c.Status().Update(ctx, run)
 		}},
-		{"status merge patch", func(run *v1beta1.TaskRun) error {
+		{name: "status merge patch", write: func(run *v1beta1.TaskRun) error {
 			return c.Status().Patch(ctx, run, client.RawPatch(types.MergePatchType, []byte(`{"status":{"podName":"p"}}`)))
 		}},
-		{"metadata merge patch", func(run *v1beta1.TaskRun) error {
+		{name: "metadata merge patch", write: func(run *v1beta1.TaskRun) error {
 			return c.Patch(ctx, run, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"a"}}}`)))
 		}},
-		{"server-side apply", func(run *v1beta1.TaskRun) error {
+		{name: "server-side apply", write: func(run *v1beta1.TaskRun) error {
 			apply := &unstructured.Unstructured{}
 			apply.SetAPIVersion(v1beta1.GroupVersion.String())
 			apply.SetKind("TaskRun")
@@ -139,13 +152,20 @@ func (w *reviewWriter) checkEveryWrite(t *testing.T, want []string) {
 			apply.SetLabels(map[string]string{"team": "b"})
 			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner("reviews-test"), client.ForceOwnership)
 		}},
-		{"delete", func(run *v1beta1.TaskRun) error { return c.Delete(ctx, run) }},
+		{name: "delete", write: func(run *v1beta1.TaskRun) error { return c.Delete(ctx, run) }},
 	} {
 		t.Run(write.name, func(t *testing.T) {
 			run := w.newRun()
+			if write.run != nil {
+				write.run(run)
+			}
+			calls := webhookCalls(t, write.webhook)
 			w.rec.take()
 			if err := c.Create(ctx, run); err != nil {
 				t.Fatalf("creating %s: %v", run.Name, err)
+			}
+			if write.webhook != "" && webhookCalls(t, write.webhook) == calls && w.hooks {
+				t.Errorf("the create did not reach %s", write.webhook)
 			}
 			if write.write != nil {
 				w.rec.wait(len(want))
@@ -158,6 +178,15 @@ func (w *reviewWriter) checkEveryWrite(t *testing.T, want []string) {
 			}
 		})
 	}
+}
+
+// webhookCalls is how many requests the webhook at path has served.
+func webhookCalls(t *testing.T, path string) float64 {
+	t.Helper()
+	if path == "" {
+		return 0
+	}
+	return testenv.CounterValue(t, "controller_runtime_webhook_requests_total", map[string]string{"webhook": path})
 }
 
 // cmpEmpty lets nil and an empty list of reviews compare equal.
@@ -235,6 +264,7 @@ func (w *reviewWriter) dropValidatingWebhooks(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	w.rec.take()
+	w.hooks = false
 }
 
 // latencies are one write's durations, sorted.
