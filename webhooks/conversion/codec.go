@@ -1,34 +1,183 @@
 package conversion
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 
-	apix "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	kjson "sigs.k8s.io/json"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// This file is the handler's only contact with a JSON codec, so that
-// changing codecs (issue 16: github.com/go-json-experiment/json) changes
-// it alone. Reviews are read as controller-runtime reads them
-// (encoding/json, the body's first JSON value); objects as the API
-// server's own decoder reads them (case-sensitive keys, integers kept as
-// integers).
+// This file is the handler's only contact with a JSON codec:
+// github.com/go-json-experiment/json, the future encoding/json/v2, which
+// reads a review and writes its answer in one pass each. encoding/json,
+// through apiextensions' ConversionReview, took five: the review, each
+// object's bytes copied out of it, the typed decode, the typed encode
+// into a RawExtension, and that RawExtension validated and copied again
+// into the answer (docs/conversion.md, "The handler").
+//
+// The codec keeps encoding/json's meaning, through json/v1's options (the
+// library's own emulation of encoding/json, tested against it), except
+// where the API server's decoder differs: an object's member names match
+// their fields case-sensitively, as sigs.k8s.io/json reads them.
 
-// decodeReview reads a ConversionReview from the request body.
-func decodeReview(body io.Reader) (*apix.ConversionReview, error) {
-	review := &apix.ConversionReview{}
-	if err := json.NewDecoder(body).Decode(review); err != nil {
+// reviewOptions read a review's envelope as controller-runtime's handler
+// does (encoding/json: names in any case, the first JSON value of the body,
+// duplicate names and invalid UTF-8 accepted).
+var reviewOptions = jsonv1.DefaultOptionsV1()
+
+// answerOptions write an answer as encoding/json would, map keys sorted,
+// but for escaping: encoding/json escapes <, > and & for HTML, which an
+// API server reading JSON has no use for, and which costs time in every
+// script (&&, 2>&1).
+var answerOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
+	jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false))
+
+// objectOptions read an object as the API server's decoder does: member
+// names matched case-sensitively, all else as encoding/json.
+var objectOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.MatchCaseInsensitiveNames(false))
+
+// conversionReview is apiextensions.k8s.io/v1 ConversionReview as the
+// handler reads and writes it: its objects are kept as their JSON text on
+// the way in, and written as what they are (a typed object, or the JSON of
+// an object passed through) on the way out, so that no object is encoded
+// twice.
+type conversionReview struct {
+	metav1.TypeMeta `json:",inline"`
+	Request         *conversionRequest  `json:"request,omitempty"`
+	Response        *conversionResponse `json:"response,omitempty"`
+}
+
+type conversionRequest struct {
+	UID               types.UID  `json:"uid"`
+	DesiredAPIVersion string     `json:"desiredAPIVersion"`
+	Objects           rawObjects `json:"objects"`
+}
+
+// rawObjects are a review's objects, each the JSON text of one, kept where
+// it lies in the review's body rather than copied out of it: 100 MB less to
+// allocate and copy for a LIST of 10,000 Tasks of 10 KB. This holds only
+// because decodeReview's decoder parses the body in place, from a
+// bytes.Buffer that nothing writes to once read (jsontext.NewDecoder); the
+// values then stay valid for as long as the body is kept.
+type rawObjects []jsontext.Value
+
+// UnmarshalJSONFrom reads a JSON array of values, or null.
+func (o *rawObjects) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	token, err := dec.ReadToken()
+	switch {
+	case err != nil:
+		return err
+	case token.Kind() == 'n':
+		*o = nil
+		return nil
+	case token.Kind() != '[':
+		return fmt.Errorf("objects: a JSON %s, want an array", token.Kind())
+	}
+	objects := rawObjects{}
+	for dec.PeekKind() != ']' {
+		value, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		objects = append(objects, value)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*o = objects
+	return nil
+}
+
+type conversionResponse struct {
+	UID types.UID `json:"uid"`
+	// ConvertedObjects are the JSON of each object converted, or passed
+	// through, as encodeObject and withAPIVersion wrote it.
+	ConvertedObjects []jsontext.Value `json:"convertedObjects"`
+	Result           metav1.Status    `json:"result"`
+}
+
+// decodeReview reads a ConversionReview from the first JSON value of body,
+// as encoding/json's Decoder does; what follows it is not read. size is
+// the body's length if known (its Content-Length), else 0 or less.
+//
+// The body is read whole first, into a buffer of its size: the decoder
+// then parses it in place, where reading from a stream would copy it into
+// a buffer doubled again and again (for a 100 MB review, 200 MB more).
+func decodeReview(body io.Reader, size int64) (*conversionReview, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
+	if _, err := buf.ReadFrom(body); err != nil {
+		return nil, err
+	}
+	review := &conversionReview{}
+	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(buf, reviewOptions), review, reviewOptions); err != nil {
 		return nil, err
 	}
 	return review, nil
 }
 
-// encodeReview writes review, converted objects included, as the response.
-func encodeReview(w io.Writer, review *apix.ConversionReview) error {
-	return json.NewEncoder(w).Encode(review)
+// encodeReview writes review, its response's objects as they are: each is
+// JSON this package wrote (encodeObject, withAPIVersion), so that it need
+// not be read again to be checked, as an encoder would (the converted
+// objects of a large review are most of the time left to spend).
+func encodeReview(w io.Writer, review *conversionReview) error {
+	response := review.Response
+	if response == nil || response.ConvertedObjects == nil {
+		return jsonv2.MarshalWrite(w, review, answerOptions)
+	}
+	// {"kind":...,"apiVersion":...,"response":{"convertedObjects":[...],"uid":...,"result":...}}
+	head, err := jsonv2.Marshal(review.TypeMeta, answerOptions)
+	if err != nil {
+		return err
+	}
+	tail, err := jsonv2.Marshal(struct {
+		UID    types.UID     `json:"uid"`
+		Result metav1.Status `json:"result"`
+	}{response.UID, response.Result}, answerOptions)
+	if err != nil {
+		return err
+	}
+	out := &errWriter{w: w}
+	out.Write(head[:len(head)-1]) // the type's members, without the closing brace
+	if len(head) > 2 {
+		out.WriteComma()
+	}
+	out.WriteString(`"response":{"convertedObjects":[`)
+	for i, object := range response.ConvertedObjects {
+		if i > 0 {
+			out.WriteComma()
+		}
+		out.Write(object)
+	}
+	out.WriteString("],")
+	out.Write(tail[1:]) // the response's other members, and its closing brace
+	out.WriteString("}")
+	return out.err
+}
+
+// errWriter writes to w until a write fails, and keeps that error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(p)
+	}
+}
+
+func (e *errWriter) WriteString(s string) { e.Write([]byte(s)) }
+func (e *errWriter) WriteComma()          { e.WriteString(",") }
+
+// encodeObject writes a converted object's JSON.
+func encodeObject(object any) (jsontext.Value, error) {
+	return jsonv2.Marshal(object, answerOptions)
 }
 
 // objectHeader is what the handler reads of an object before its typed
@@ -45,14 +194,50 @@ type objectName struct {
 	Namespace string `json:"namespace"`
 }
 
-// decodeHeader reads raw's apiVersion and kind.
+// decodeHeader reads raw's apiVersion and kind. It stops reading once it
+// has both: the API server writes them first, so that for what it sends
+// this reads a few dozen bytes rather than the whole object a second time.
 func decodeHeader(raw []byte) (objectHeader, error) {
 	var header objectHeader
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &header); err != nil {
+	if err := readHeader(jsontext.NewDecoder(bytes.NewBuffer(raw), objectOptions), &header); err != nil {
 		return header, fmt.Errorf("reading apiVersion and kind: %w", err)
 	}
 	return header, nil
 }
+
+// readHeader reads the apiVersion and kind members of the JSON object dec
+// is at, up to the second of them; null reads as neither.
+func readHeader(dec *jsontext.Decoder, header *objectHeader) error {
+	if kind := dec.PeekKind(); kind != '{' {
+		// Not an object: the decoder says why, as it would for any value
+		// that is none (null is no error).
+		return jsonv2.UnmarshalDecode(dec, header, objectOptions)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch name.String() {
+		case "apiVersion":
+			err = jsonv2.UnmarshalDecode(dec, &header.APIVersion, objectOptions)
+		case "kind":
+			err = jsonv2.UnmarshalDecode(dec, &header.Kind, objectOptions)
+		default:
+			err = dec.SkipValue()
+		}
+		if err != nil || (header.APIVersion != "" && header.Kind != "") {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+func (n objectName) String() string { return n.Namespace + "/" + n.Name }
 
 // nameOf reads raw's name and namespace, as far as its metadata lets them be
 // read: only to label the log line of an object that could not be converted.
@@ -60,29 +245,29 @@ func nameOf(raw []byte) objectName {
 	var object struct {
 		Metadata objectName `json:"metadata"`
 	}
-	_ = kjson.UnmarshalCaseSensitivePreserveInts(raw, &object)
+	_ = jsonv2.Unmarshal(raw, &object, objectOptions)
 	return object.Metadata
 }
 
 // decodeObject decodes raw into a typed object.
 func decodeObject(raw []byte, into any) error {
-	return kjson.UnmarshalCaseSensitivePreserveInts(raw, into)
+	return jsonv2.Unmarshal(raw, into, objectOptions)
 }
 
 // withAPIVersion returns raw, a JSON object, with its apiVersion set to
 // apiVersion and every other member as it was.
 func withAPIVersion(raw []byte, apiVersion string) ([]byte, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
+	var members map[string]jsontext.Value
+	if err := jsonv2.Unmarshal(raw, &members, objectOptions); err != nil {
 		return nil, err
 	}
 	if members == nil {
 		return nil, errors.New("not a JSON object")
 	}
-	version, err := json.Marshal(apiVersion)
+	version, err := jsonv2.Marshal(apiVersion, objectOptions)
 	if err != nil {
 		return nil, err
 	}
 	members["apiVersion"] = version
-	return json.Marshal(members)
+	return jsonv2.Marshal(members, objectOptions)
 }

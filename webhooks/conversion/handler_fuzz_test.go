@@ -44,9 +44,14 @@ const (
 // whatever their content: malformed times, oversized fields, forged
 // annotations) always succeeds, with one object out per object in: each
 // converted, or passed through as it came with only its apiVersion changed.
+//
+// Wherever controller-runtime's handler (the --conversion-handler fallback)
+// converts a review, the handler must answer with the same objects
+// (checkAnswersAsControllerRuntime).
 func FuzzConversionHandler(f *testing.F) {
 	scheme := newTestScheme(f)
 	handler := newConversionHandler(f, scheme)
+	fallback := newControllerRuntimeHandler(f, scheme)
 
 	for _, seed := range handlerSeeds(f, scheme) {
 		if got := checkHandler(f, scheme, handler, seed.body); got != seed.want {
@@ -57,6 +62,7 @@ func FuzzConversionHandler(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkHandler(t, scheme, handler, body)
+		checkAnswersAsControllerRuntime(t, handler, fallback, body)
 	})
 }
 

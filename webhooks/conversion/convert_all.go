@@ -1,0 +1,79 @@
+package conversion
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	conversionmetrics "sigs.k8s.io/controller-runtime/pkg/webhook/conversion/metrics"
+)
+
+// objectsPerWorker is how many objects a review must hold per goroutine
+// that converts them: below it, one goroutine converts them all, since
+// starting more would cost more than it saves on a small review.
+const objectsPerWorker = 64
+
+// panicMessage is the Failure a review gets when a converter panics: the
+// same as controller-runtime's handler, which tells nothing of the panic.
+const panicMessage = "internal error occurred during conversion"
+
+// convertAll converts every object of a review as planned, each to its own
+// JSON, on as many goroutines as there are processors (GOMAXPROCS) when the
+// review is large: a LIST of 10,000 objects is what an API server restart or
+// a cold cache sends, and the API server waits for all of it. Objects are
+// independent, so the answer is the same whatever the order they are
+// converted in. It fails the review on the first object, by index, that
+// can be neither converted nor passed through, and on any panic, which it
+// recovers on the goroutine that panicked.
+func convertAll(ctx context.Context, h *handler, raws []jsontext.Value, plans []conversionPlan) ([]jsontext.Value, error) {
+	objects := make([]jsontext.Value, len(raws))
+	errs := make([]error, len(raws))
+	var (
+		next     atomic.Int64
+		panicked atomic.Bool
+		wg       sync.WaitGroup
+	)
+	work := func() {
+		defer wg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				panicked.Store(true)
+				conversionmetrics.WebhookPanics.WithLabelValues().Inc()
+				for _, fn := range utilruntime.PanicHandlers {
+					fn(ctx, r)
+				}
+			}
+		}()
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(raws) || panicked.Load() {
+				return
+			}
+			objects[i], errs[i] = h.convertObject(ctx, raws[i], plans[i])
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 1+len(raws)/objectsPerWorker)
+	wg.Add(workers)
+	for range workers - 1 {
+		go work()
+	}
+	work()
+	wg.Wait()
+
+	if panicked.Load() {
+		return nil, errors.New(panicMessage)
+	}
+	for i, err := range errs {
+		if err != nil {
+			log.FromContext(ctx).Error(err, "Failing a conversion review", "object", i)
+			return nil, fmt.Errorf("object %d: %w", i, err)
+		}
+	}
+	return objects, nil
+}
