@@ -26,6 +26,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/storagemigration"
 	"github.com/minitask-dev/minitask/internal/timerepair"
 	"github.com/minitask-dev/minitask/webhooks"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
 // options are the manager's command-line flags, named as kubebuilder v4 names
@@ -50,6 +51,8 @@ type options struct {
 	shutdownTimeout  time.Duration
 	// saUseCheck is --serviceaccount-use-check.
 	saUseCheck bool
+	// conversionHandler is --conversion-handler.
+	conversionHandler string
 	// defaultTTL is --default-ttl-after-finished.
 	defaultTTL time.Duration
 	// imagePullTimeout is --image-pull-timeout.
@@ -91,6 +94,9 @@ func parseFlags() (options, zap.Options) {
 	flag.BoolVar(&o.saUseCheck, "serviceaccount-use-check", true,
 		"Admit a TaskRun naming spec.serviceAccountName only if its creator may use that ServiceAccount "+
 			"(verb use on serviceaccounts) or create Pods in its namespace; false admits every TaskRun.")
+	flag.StringVar(&o.conversionHandler, "conversion-handler", conversion.HandlerMinitask,
+		"Which handler serves the conversion webhook: minitask (each object on its own, json/v2, every processor) "+
+			"or controller-runtime (release 2's handler, kept for one release as a fallback).")
 	flag.DurationVar(&o.defaultTTL, "default-ttl-after-finished", 0,
 		"How long after it finished a TaskRun without spec.ttlSecondsAfterFinished is deleted, with its Pods; 0 keeps it.")
 	flag.DurationVar(&o.imagePullTimeout, "image-pull-timeout", controllers.DefaultImagePullTimeout,
@@ -169,7 +175,12 @@ func run(o options) error {
 	if !o.saUseCheck {
 		log.Info("--serviceaccount-use-check=false: a TaskRun may name any ServiceAccount of its namespace")
 	}
-	if err := webhooks.SetupWithOptions(mgr, webhooks.Options{ServiceAccountUseCheck: o.saUseCheck}); err != nil {
+	if o.conversionHandler != conversion.HandlerMinitask {
+		log.Info("The conversion webhook is served by another handler than the default", "conversionHandler", o.conversionHandler)
+	}
+	if err := webhooks.SetupWithOptions(mgr, webhooks.Options{
+		ServiceAccountUseCheck: o.saUseCheck, ConversionHandler: o.conversionHandler,
+	}); err != nil {
 		return err
 	}
 	if o.enableController {

@@ -20,11 +20,14 @@ type Options struct {
 	// ServiceAccountUseCheck is --serviceaccount-use-check: a TaskRun naming
 	// a ServiceAccount is admitted only if its creator may use it.
 	ServiceAccountUseCheck bool
+	// ConversionHandler is --conversion-handler: which handler serves
+	// /convert (conversion.HandlerMinitask or conversion.HandlerControllerRuntime).
+	ConversionHandler string
 }
 
 // DefaultOptions are the flags' defaults.
 func DefaultOptions() Options {
-	return Options{ServiceAccountUseCheck: true}
+	return Options{ServiceAccountUseCheck: true, ConversionHandler: conversion.HandlerMinitask}
 }
 
 // SetupWithManager registers the webhooks with DefaultOptions: what the
@@ -39,8 +42,16 @@ func SetupWithManager(mgr ctrl.Manager) error {
 func SetupWithOptions(mgr ctrl.Manager, o Options) error {
 	// Our conversion handler, registered first: the builders below then find
 	// /convert taken and only add their converters to the manager's registry,
-	// which the handler converts with.
-	mgr.GetWebhookServer().Register(conversion.Path, conversion.NewHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
+	// which the handler converts with. Unregistered, the builders register
+	// controller-runtime's handler there, with the same converters.
+	switch o.ConversionHandler {
+	case conversion.HandlerMinitask, "":
+		mgr.GetWebhookServer().Register(conversion.Path, conversion.NewHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
+	case conversion.HandlerControllerRuntime:
+	default:
+		return fmt.Errorf("unknown conversion handler %q: want %s or %s",
+			o.ConversionHandler, conversion.HandlerMinitask, conversion.HandlerControllerRuntime)
+	}
 
 	err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).
 		WithConverter(conversion.NewTaskConverter).
