@@ -42,8 +42,9 @@ func convertAll(ctx context.Context, h *handler, raws []jsontext.Value, plans []
 	work := func() {
 		defer wg.Done()
 		defer func() {
-			if r := recover(); r != nil {
-				panicked.Store(true)
+			// Counted and logged once a review, as controller-runtime's
+			// handler does, however many goroutines panic.
+			if r := recover(); r != nil && panicked.CompareAndSwap(false, true) {
 				conversionmetrics.WebhookPanics.WithLabelValues().Inc()
 				for _, fn := range utilruntime.PanicHandlers {
 					fn(ctx, r)

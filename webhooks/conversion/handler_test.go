@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -101,16 +102,24 @@ func (panickingConverter) ConvertObject(context.Context, runtime.Object, runtime
 	panic("converter bug")
 }
 
+// TestHandlerFailsTheReviewOnAPanic: on the handler's goroutine (one
+// object) or on the goroutines that share out a large review, a panic is
+// recovered and fails the review, and the process lives on.
 func TestHandlerFailsTheReviewOnAPanic(t *testing.T) {
 	scheme := newTestScheme(t)
 	registry := crconversion.NewRegistry()
 	if err := registry.RegisterConverter(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "Task"}, panickingConverter{}); err != nil {
 		t.Fatal(err)
 	}
-	code, response := postReview(t, NewHandler(scheme, registry), review(t, scheme, alphaVersion, hubTask().Obj()))
-	want := metav1.Status{Status: metav1.StatusFailure, Message: panicMessage}
-	if code != http.StatusOK || !cmp.Equal(want, response.Result) {
-		t.Errorf("HTTP %d, result %+v; want 200 and %+v", code, response, want)
+	for _, n := range []int{1, 4 * objectsPerWorker} {
+		t.Run(fmt.Sprintf("%d objects", n), func(t *testing.T) {
+			tasks := repeat(n, func(int) runtime.Object { return hubTask().Obj() })
+			code, response := postReview(t, NewHandler(scheme, registry), review(t, scheme, alphaVersion, tasks...))
+			want := metav1.Status{Status: metav1.StatusFailure, Message: panicMessage}
+			if code != http.StatusOK || !cmp.Equal(want, response.Result) || response.ConvertedObjects != nil {
+				t.Errorf("HTTP %d, result %+v; want 200 and %+v, no objects", code, response, want)
+			}
+		})
 	}
 }
 
