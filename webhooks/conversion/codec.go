@@ -36,11 +36,11 @@ var reviewOptions = jsonv1.DefaultOptionsV1()
 // API server reading JSON has no use for, and which costs time in every
 // script (&&, 2>&1).
 var answerOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
-	jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false))
+	jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false), timeCodec)
 
 // objectOptions read an object as the API server's decoder does: member
 // names matched case-sensitively, all else as encoding/json.
-var objectOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.MatchCaseInsensitiveNames(false))
+var objectOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.MatchCaseInsensitiveNames(false), timeCodec)
 
 // conversionReview is apiextensions.k8s.io/v1 ConversionReview as the
 // handler reads and writes it: its objects are kept as their JSON text on

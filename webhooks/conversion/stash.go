@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,9 +28,13 @@ const AnnotationConversionDataOmitted = "minitask.dev/conversion-data-omitted"
 // keys and values together (apimachinery's TotalAnnotationSizeLimitB, 256 KiB).
 const MaxAnnotationsBytes = apivalidation.TotalAnnotationSizeLimitB
 
-// conversionData is the annotation's JSON, read and written as
-// encoding/json reads and writes it (through json/v1, the same meaning in
-// less time: the bytes of a stash are those release 2 wrote). Its one key names the hub version
+// stashOptions read and write the annotation as encoding/json does (json/v1's
+// options: the same meaning in less time, and the bytes of a stash those
+// release 2 wrote).
+var stashOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), timeCodec)
+
+// conversionData is the annotation's JSON, read and written with
+// stashOptions. Its one key names the hub version
 // whose fields it holds, so that a later hub can still read what an older one
 // wrote; T mirrors that hub's own field paths (spec.params, ...).
 type conversionData[T any] struct {
@@ -43,7 +48,7 @@ const emptyConversionData = "{}"
 // nothing is lost. lost must hold nil, not empty, slices, so that when
 // nothing is lost it marshals to {}.
 func encodeStash[T any](lost T) (string, error) {
-	data, err := jsonv1.Marshal(conversionData[T]{V1beta1: lost})
+	data, err := jsonv2.Marshal(conversionData[T]{V1beta1: lost}, stashOptions)
 	if err != nil || string(data) == emptyConversionData {
 		return "", err
 	}
@@ -131,7 +136,7 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 		return
 	}
 	var data conversionData[T]
-	if err := jsonv1.Unmarshal([]byte(value), &data); err != nil {
+	if err := jsonv2.Unmarshal([]byte(value), &data, stashOptions); err != nil {
 		log.FromContext(ctx).V(1).Info("Ignoring unparsable conversion annotation",
 			"namespace", meta.Namespace, "name", meta.Name,
 			"annotation", AnnotationConversionData, "error", err.Error())

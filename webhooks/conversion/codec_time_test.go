@@ -1,0 +1,60 @@
+package conversion
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestTimeCodecMatchesMetav1: timeCodec writes what metav1.Time's
+// MarshalJSON writes, and reads what its UnmarshalJSON reads, to the
+// same time, or fails where it fails.
+func TestTimeCodecMatchesMetav1(t *testing.T) {
+	type holder struct {
+		Value metav1.Time  `json:"value"`
+		Ptr   *metav1.Time `json:"ptr,omitempty"`
+	}
+	for _, in := range []string{
+		`{"value":"2024-05-01T10:00:00Z","ptr":"2024-05-01T12:00:00+02:00"}`,
+		`{"value":null,"ptr":null}`,
+		`{"value":"2024-05-01t10:00:00z"}`,
+		`{"value":"2024-05-01T10:00:00.123456789Z"}`,
+		`{"value":"yesterday"}`,
+		`{"value":5}`,
+		`{"value":"\u0032024-05-01T10:00:00Z"}`,
+		`{"value":{}}`,
+		`{}`,
+	} {
+		var want, got holder
+		wantErr := json.Unmarshal([]byte(in), &want)
+		gotErr := jsonv2.Unmarshal([]byte(in), &got, objectOptions)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Errorf("%s: metav1 error %v, timeCodec error %v", in, wantErr, gotErr)
+			continue
+		}
+		if wantErr != nil {
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: read (-metav1 +timeCodec):\n%s", in, diff)
+		}
+		wantOut, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotOut, err := jsonv2.Marshal(got, answerOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(wantOut) != string(gotOut) {
+			t.Errorf("%s: written %s, metav1 writes %s", in, gotOut, wantOut)
+		}
+	}
+	if _, err := jsonv2.Marshal(holder{Value: metav1.NewTime(time.Date(2024, 5, 1, 12, 0, 0, 5, time.FixedZone("x", 7200)))}, answerOptions); err != nil {
+		t.Error(err)
+	}
+}
