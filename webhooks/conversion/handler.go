@@ -151,13 +151,14 @@ func (h *handler) plan(raw []byte, desired schema.GroupVersion) (conversionPlan,
 // returns an error for what fails the review, and passes through what it
 // cannot decode or convert.
 func (h *handler) convertObject(ctx context.Context, raw []byte, plan conversionPlan) (jsontext.Value, error) {
+	// plan found both types in the scheme, and said so when it did not.
 	src, err := h.scheme.New(plan.from)
 	if err != nil {
-		return nil, fmt.Errorf("unknown version %q of %s: %w", plan.from.Version, plan.from.Kind, err)
+		return nil, err
 	}
 	dst, err := h.scheme.New(plan.to)
 	if err != nil {
-		return nil, fmt.Errorf("unknown desired version %q of %s: %w", plan.to.GroupVersion(), plan.to.Kind, err)
+		return nil, err
 	}
 	if err := decodeObject(raw, src); err != nil {
 		return h.passThrough(ctx, raw, plan, fmt.Errorf("decoding: %w", err))
