@@ -69,30 +69,7 @@ func mergeParams(w io.Writer, task *v1beta1.Task, from string, base, given []v1b
 	for _, p := range task.Spec.Params {
 		declared[p.Name] = true
 	}
-	override := map[string]string{}
-	for _, p := range given {
-		override[p.Name] = p.Value
-	}
-	var out []v1beta1.Param
-	for _, p := range base {
-		if !declared[p.Name] {
-			if _, replaced := override[p.Name]; !replaced {
-				fmt.Fprintf(w, "warning: TaskRun %s's param %q is left out: Task %q does not declare it any more\n", from, p.Name, task.Name)
-			}
-			continue
-		}
-		if v, ok := override[p.Name]; ok {
-			p.Value = v
-			delete(override, p.Name)
-		}
-		out = append(out, p)
-	}
-	for _, p := range given {
-		if _, pending := override[p.Name]; pending {
-			out = append(out, p)
-		}
-	}
-	return out
+	return mergeByName(w, "param", task.Name, from, declared, base, given, func(p v1beta1.Param) string { return p.Name })
 }
 
 // mergeWorkspaces is mergeParams for workspace bindings.
@@ -101,27 +78,36 @@ func mergeWorkspaces(w io.Writer, task *v1beta1.Task, from string, base, given [
 	for _, ws := range task.Spec.Workspaces {
 		declared[ws.Name] = true
 	}
-	override := map[string]v1beta1.WorkspaceBinding{}
-	for _, b := range given {
-		override[b.Name] = b
+	return mergeByName(w, "workspace", task.Name, from, declared, base, given, func(b v1beta1.WorkspaceBinding) string { return b.Name })
+}
+
+// mergeByName is base with given's items in place of those of the same
+// name, and given's others after them; base's items whose names are not
+// declared are left out, with a warning on w unless given replaces them.
+func mergeByName[T any](w io.Writer, noun, task, from string, declared map[string]bool, base, given []T, name func(T) string) []T {
+	override := make(map[string]T, len(given))
+	for _, g := range given {
+		override[name(g)] = g
 	}
-	var out []v1beta1.WorkspaceBinding
+	var out []T
 	for _, b := range base {
-		if !declared[b.Name] {
-			if _, replaced := override[b.Name]; !replaced {
-				fmt.Fprintf(w, "warning: TaskRun %s's workspace %q is left out: Task %q does not declare it any more\n", from, b.Name, task.Name)
+		n := name(b)
+		o, replaced := override[n]
+		if !declared[n] {
+			if !replaced {
+				fmt.Fprintf(w, "warning: TaskRun %s's %s %q is left out: Task %q does not declare it any more\n", from, noun, n, task)
 			}
 			continue
 		}
-		if o, ok := override[b.Name]; ok {
+		if replaced {
 			b = o
-			delete(override, b.Name)
+			delete(override, n)
 		}
 		out = append(out, b)
 	}
-	for _, b := range given {
-		if _, pending := override[b.Name]; pending {
-			out = append(out, b)
+	for _, g := range given {
+		if _, pending := override[name(g)]; pending {
+			out = append(out, g)
 		}
 	}
 	return out
