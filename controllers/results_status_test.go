@@ -256,12 +256,12 @@ func TestContinuedSteps(t *testing.T) {
 func TestApplyStatusWritesResults(t *testing.T) {
 	pod := ended(resultsPod(t, 0), map[int]stepEnd{0: {0, message(0, "digest", "d")}})
 	run := wrappers.TaskRun("ns", "run", "t").Obj()
-	applyStatus(run, succeeded(), testTime, pod, testTime)
+	applyStatus(run, succeeded(), testTime, pod, stepStates(pod), testTime)
 	want := []v1beta1.RunResult{result("digest", "d")}
 	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
 		t.Errorf("status.results (-want +got):\n%s", diff)
 	}
-	applyStatus(run, podDeleted("run-pod"), testTime, nil, testTime)
+	applyStatus(run, podDeleted("run-pod"), testTime, nil, nil, testTime)
 	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
 		t.Errorf("status.results once the Pod is gone (-want +got):\n%s", diff)
 	}

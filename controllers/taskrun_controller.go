@@ -158,7 +158,7 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	s.outcome = retryingWhilePending(s.run, s.outcome)
-	applyStatus(s.run, s.outcome, s.startTime(), s.pod, s.now.Truncate(time.Second))
+	applyStatus(s.run, s.outcome, s.startTime(), s.pod, s.podSteps(), s.now.Truncate(time.Second))
 	if patchErr := r.patchStatus(ctx, s); patchErr != nil {
 		return ctrl.Result{}, errors.Join(err, patchErr)
 	}

@@ -41,6 +41,11 @@ type runScope struct {
 	claimed bool
 	// pod is the Pod of the run's current attempt, once found or created.
 	pod *corev1.Pod
+	// steps are stepStates(stepsOf) as stepsOf stood at stepsVersion: the
+	// stages and the status read the steps of the same Pod (podSteps).
+	steps        []v1beta1.StepState
+	stepsOf      *corev1.Pod
+	stepsVersion string
 	// otherPod holds the run's Pod name but is controlled by something else.
 	otherPod *corev1.Pod
 	// createdPod says that this reconcile created pod.
@@ -110,6 +115,19 @@ func (s *runScope) recheckWithin(d time.Duration) {
 	if s.recheckIn <= 0 || d < s.recheckIn {
 		s.recheckIn = d
 	}
+}
+
+// podSteps returns stepStates(s.pod), nil without a Pod, reading the Pod's
+// container statuses and termination messages once for each version of it
+// the reconcile holds: a stage reads them, and the status reports them.
+func (s *runScope) podSteps() []v1beta1.StepState {
+	if s.pod == nil {
+		return nil
+	}
+	if s.stepsOf != s.pod || s.stepsVersion != s.pod.ResourceVersion {
+		s.steps, s.stepsOf, s.stepsVersion = stepStates(s.pod), s.pod, s.pod.ResourceVersion
+	}
+	return s.steps
 }
 
 func (s *runScope) statusChanged() bool {
@@ -203,7 +221,7 @@ func finishIfPodEnded(_ context.Context, s *runScope) error {
 		}
 		return nil
 	}
-	o := podOutcome(s.pod, stepStates(s.pod))
+	o := podOutcome(s.pod, s.podSteps())
 	if o != nil && s.pod.Status.Phase == corev1.PodFailed && s.pod.Status.Reason == podReasonDeadlineExceeded {
 		// The Pod's deadline is the run's timeout, or was lowered to stop a
 		// cancelled run by a reconcile that crashed before recording it. Only
@@ -269,6 +287,6 @@ func trackProgress(_ context.Context, s *runScope) error {
 	if s.pod == nil {
 		return fmt.Errorf("no Pod to track for TaskRun %s/%s", s.run.Namespace, s.run.Name)
 	}
-	s.outcome = progressOutcome(s.pod, stepStates(s.pod))
+	s.outcome = progressOutcome(s.pod, s.podSteps())
 	return nil
 }

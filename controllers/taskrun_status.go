@@ -210,15 +210,15 @@ func timeOrNil(t metav1.Time) *metav1.Time {
 // Succeeded condition, start as startTime if the run had none, the Pod and its
 // steps if there is a Pod, and now as completionTime if o ends the run. The
 // steps of a run whose Pod is gone stay as last seen, but for those of a run
-// the controller stopped (see markStepsStopped).
-func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.Pod, now time.Time) {
+// the controller stopped (see markStepsStopped). steps are stepStates(pod).
+func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.Pod, steps []v1beta1.StepState, now time.Time) {
 	st := &run.Status
 	if st.StartTime == nil {
 		st.StartTime = &metav1.Time{Time: start}
 	}
 	if pod != nil {
 		st.PodName = pod.Name
-		st.Steps = stepStates(pod)
+		st.Steps = steps
 		st.Results = runResults(pod)
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{

@@ -119,7 +119,7 @@ func TestApplyStatus(t *testing.T) {
 	run.Generation = 2
 
 	running := &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "a" (1 of 3)`}
-	applyStatus(run, running, started, pod, started)
+	applyStatus(run, running, started, pod, stepStates(pod), started)
 	want := v1beta1.TaskRunStatus{
 		Conditions: []metav1.Condition{{
 			Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: "Running",
@@ -135,14 +135,14 @@ func TestApplyStatus(t *testing.T) {
 
 	// The same observation later changes nothing, so nothing is written.
 	before := run.Status.DeepCopy()
-	applyStatus(run, running, later, pod, later)
+	applyStatus(run, running, later, pod, stepStates(pod), later)
 	if !equality.Semantic.DeepEqual(*before, run.Status) {
 		t.Errorf("applying the same outcome again changed the status:\n%s", cmp.Diff(*before, run.Status))
 	}
 
 	// Finishing keeps startTime and sets completionTime.
 	done := withStatus(pod, wrappers.PodStatus(pod).At(started).Succeeded().Obj())
-	applyStatus(run, succeeded(), later, done, later)
+	applyStatus(run, succeeded(), later, done, stepStates(done), later)
 	if got := run.Status.StartTime.Time; !got.Equal(started) {
 		t.Errorf("startTime = %s after finishing, want it kept at %s", got, started)
 	}
@@ -158,7 +158,7 @@ func TestApplyStatusWithoutPodKeepsSteps(t *testing.T) {
 	run := wrappers.TaskRun("ns", "run", "t").Obj()
 	run.Status.PodName = "run-pod"
 	run.Status.Steps = []v1beta1.StepState{{Name: "a", State: v1beta1.StepRunning}}
-	applyStatus(run, podDeleted("run-pod"), testTime, nil, testTime)
+	applyStatus(run, podDeleted("run-pod"), testTime, nil, nil, testTime)
 	if diff := cmp.Diff([]v1beta1.StepState{{Name: "a", State: v1beta1.StepRunning}}, run.Status.Steps); diff != "" {
 		t.Errorf("steps changed without a Pod (-want +got):\n%s", diff)
 	}
@@ -224,7 +224,7 @@ func TestApplyStatusMarksStoppedSteps(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			run := wrappers.TaskRun("ns", "run", "t").Obj()
-			applyStatus(run, tc.outcome, started, pod, now)
+			applyStatus(run, tc.outcome, started, pod, stepStates(pod), now)
 			if diff := cmp.Diff(tc.want, run.Status.Steps); diff != "" {
 				t.Errorf("status.steps mismatch (-want +got):\n%s", diff)
 			}
