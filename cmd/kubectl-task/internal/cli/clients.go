@@ -97,6 +97,22 @@ func (c *Clients) getTask(ctx context.Context, ns, name string) (*v1beta1.Task, 
 	return task, nil
 }
 
+// listRuns lists the runs opts select, keeping those of Task task, or all
+// of them if task is empty.
+func (c *Clients) listRuns(ctx context.Context, task string, opts ...client.ListOption) ([]v1beta1.TaskRun, error) {
+	var list v1beta1.TaskRunList
+	if err := c.Client.List(ctx, &list, opts...); err != nil {
+		return nil, clusterError(err, c.Host)
+	}
+	runs := list.Items[:0]
+	for _, run := range list.Items {
+		if task == "" || run.Spec.TaskRef.Name == task {
+			runs = append(runs, run)
+		}
+	}
+	return runs, nil
+}
+
 // getRun reads a TaskRun, saying how to find the runs there are.
 func (c *Clients) getRun(ctx context.Context, ns, name string) (*v1beta1.TaskRun, error) {
 	run := &v1beta1.TaskRun{}

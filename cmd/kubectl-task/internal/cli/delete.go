@@ -116,15 +116,9 @@ func (p *plugin) runDelete(cmd *cobra.Command, f deleteFlags) error {
 	if err != nil {
 		return err
 	}
-	var list v1beta1.TaskRunList
-	if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return clusterError(err, c.Host)
-	}
-	runs := list.Items[:0]
-	for _, run := range list.Items {
-		if run.Spec.TaskRef.Name == f.task {
-			runs = append(runs, run)
-		}
+	runs, err := c.listRuns(ctx, f.task, client.InNamespace(ns))
+	if err != nil {
+		return err
 	}
 	if len(runs) == 0 {
 		// No runs of a Task that does not exist is most likely a typo; the

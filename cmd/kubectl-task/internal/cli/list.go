@@ -91,15 +91,9 @@ func (p *plugin) runList(cmd *cobra.Command, task string, f listFlags) error {
 	if !f.allNamespaces {
 		opts = append(opts, client.InNamespace(ns))
 	}
-	var list v1beta1.TaskRunList
-	if err := c.Client.List(ctx, &list, opts...); err != nil {
-		return clusterError(err, c.Host)
-	}
-	runs := list.Items[:0]
-	for _, run := range list.Items {
-		if task == "" || run.Spec.TaskRef.Name == task {
-			runs = append(runs, run)
-		}
+	runs, err := c.listRuns(ctx, task, opts...)
+	if err != nil {
+		return err
 	}
 	if len(runs) == 0 && task != "" && !f.allNamespaces {
 		// No runs of a Task that does not exist is most likely a typo.

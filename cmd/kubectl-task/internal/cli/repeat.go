@@ -42,16 +42,13 @@ func repeatedLabels(run *v1beta1.TaskRun) map[string]string {
 // creationTimestamp, the later name breaking a tie within one second; nil
 // if the Task has none.
 func (c *Clients) newestRunOf(ctx context.Context, ns, task string) (*v1beta1.TaskRun, error) {
-	var list v1beta1.TaskRunList
-	if err := c.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return nil, clusterError(err, c.Host)
+	runs, err := c.listRuns(ctx, task, client.InNamespace(ns))
+	if err != nil {
+		return nil, err
 	}
 	var newest *v1beta1.TaskRun
-	for i := range list.Items {
-		run := &list.Items[i]
-		if run.Spec.TaskRef.Name != task {
-			continue
-		}
+	for i := range runs {
+		run := &runs[i]
 		if newest == nil || newest.CreationTimestamp.Before(&run.CreationTimestamp) ||
 			(newest.CreationTimestamp.Equal(&run.CreationTimestamp) && run.Name > newest.Name) {
 			newest = run
