@@ -167,7 +167,7 @@ func (p *plugin) deleteRuns(ctx context.Context, c *Clients, f deleteFlags, doom
 			return fmt.Errorf("deleting TaskRun %s, after %d of %d: %w", run.Name, deleted, len(doomed), clusterError(err, c.Host))
 		}
 		deleted++
-		fmt.Fprintf(out, "TaskRun %s %s (%s, finished %s)\n", run.Name, verb, runstate.Summary(run), ago(ptrTime(finishedAt(run)), p.Now()))
+		fmt.Fprintf(out, "TaskRun %s %s (%s, finished %s)\n", run.Name, verb, runstate.Summary(run), since(finishedAt(run), p.Now())+" ago")
 	}
 	keptText := fmt.Sprintf("kept %d finished %s and %d that %s on", kept, plural(kept, "run", "runs"), goingOn, plural(goingOn, "goes", "go"))
 	switch {
@@ -185,11 +185,6 @@ func (p *plugin) deleteRuns(ctx context.Context, c *Clients, f deleteFlags, doom
 func finishedAt(run *v1beta1.TaskRun) time.Time {
 	t, _ := runstate.FinishedAt(run)
 	return t
-}
-
-func ptrTime(t time.Time) *metav1.Time {
-	mt := metav1.NewTime(t)
-	return &mt
 }
 
 // parseAge reads a duration as a Go duration (12h, 30m, 1h30m) or a number
