@@ -47,12 +47,7 @@ type failingPull struct {
 // step waits from when the kubelet took the Pod up (its status.startTime,
 // else its creation) and any other from when the step before it finished.
 func findFailingPull(pod *corev1.Pod) *failingPull {
-	statuses := map[string]*corev1.ContainerStatus{}
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for i := range list {
-			statuses[list[i].Name] = &list[i]
-		}
-	}
+	statuses := containerStatuses(pod)
 	since := pod.CreationTimestamp.Time
 	if pod.Status.StartTime != nil {
 		since = pod.Status.StartTime.Time

@@ -39,11 +39,15 @@ func scriptStepMessages(pod *corev1.Pod) []stepMessage {
 	if len(scriptSteps) == 0 {
 		return nil
 	}
-	terminated := terminatedStates(pod)
+	statuses := containerStatuses(pod)
 	var messages []stepMessage
 	for _, step := range runstate.Steps(pod) {
-		t := terminated[step.Container]
-		if t == nil || t.Message == "" || !slices.Contains(scriptSteps, step.Container) {
+		cs := statuses[step.Container]
+		if cs == nil || !slices.Contains(scriptSteps, step.Container) {
+			continue
+		}
+		t := cs.State.Terminated
+		if t == nil || t.Message == "" {
 			continue
 		}
 		m := stepMessage{step: step.Name, container: step.Container, text: t.Message}
@@ -53,20 +57,6 @@ func scriptStepMessages(pod *corev1.Pod) []stepMessage {
 		messages = append(messages, m)
 	}
 	return messages
-}
-
-// terminatedStates returns the terminated state of each of pod's containers
-// that has ended, by container name.
-func terminatedStates(pod *corev1.Pod) map[string]*corev1.ContainerStateTerminated {
-	states := map[string]*corev1.ContainerStateTerminated{}
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for i := range list {
-			if t := list[i].State.Terminated; t != nil {
-				states[list[i].Name] = t
-			}
-		}
-	}
-	return states
 }
 
 // applyScriptExitCodes reports, for each script step whose container exited 0

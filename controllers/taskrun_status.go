@@ -162,12 +162,7 @@ func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 // stepStates reports pod's steps in order, from its container statuses: the
 // init containers, then the container.
 func stepStates(pod *corev1.Pod) []v1beta1.StepState {
-	statuses := make(map[string]*corev1.ContainerStatus, len(pod.Status.InitContainerStatuses)+len(pod.Status.ContainerStatuses))
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for i := range list {
-			statuses[list[i].Name] = &list[i]
-		}
-	}
+	statuses := containerStatuses(pod)
 	containers := runstate.Steps(pod)
 	steps := make([]v1beta1.StepState, len(containers))
 	for i, c := range containers {
@@ -175,6 +170,18 @@ func stepStates(pod *corev1.Pod) []v1beta1.StepState {
 	}
 	applyScriptExitCodes(steps, pod)
 	return steps
+}
+
+// containerStatuses returns the status of each of pod's containers, init
+// containers and the container alike, by container name.
+func containerStatuses(pod *corev1.Pod) map[string]*corev1.ContainerStatus {
+	statuses := make(map[string]*corev1.ContainerStatus, len(pod.Status.InitContainerStatuses)+len(pod.Status.ContainerStatuses))
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			statuses[list[i].Name] = &list[i]
+		}
+	}
+	return statuses
 }
 
 // stepState reports one step from its container's status, nil before the
