@@ -11,6 +11,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/stepscript"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -137,7 +138,7 @@ func TestPodForRunRelease3(t *testing.T) {
 			run:  wrappers.TaskRun("ns", "run", "t").Obj(),
 			want: podSpec(func(s *corev1.PodSpec) {
 				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3",
-					Command: scriptCommand(`cd "/workspace/src" && ls`, "", resultsProtocol{messageLimit: 4096}), VolumeMounts: defaultMounts}}
+					Command: stepscript.Command(`cd "/workspace/src" && ls`, "", stepscript.Protocol{MessageLimit: 4096}), VolumeMounts: defaultMounts}}
 				s.Volumes = []corev1.Volume{{Name: "ws-src", VolumeSource: emptyDir}}
 			}),
 		},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/stepscript"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -54,11 +55,11 @@ func TestPodForRun(t *testing.T) {
 				ActiveDeadlineSeconds:        ptr.To[int64](60),
 				AutomountServiceAccountToken: ptr.To(false),
 				InitContainers: []corev1.Container{
-					{Name: "step-fetch", Image: "alpine:3", Command: scriptCommand("echo hi $(params.unknown) $HOME", "", resultsProtocol{messageLimit: 4096})},
-					{Name: "step-build", Image: "golang:1", Command: scriptCommand("go build", "", resultsProtocol{messageLimit: 4096})},
+					{Name: "step-fetch", Image: "alpine:3", Command: stepscript.Command("echo hi $(params.unknown) $HOME", "", stepscript.Protocol{MessageLimit: 4096})},
+					{Name: "step-build", Image: "golang:1", Command: stepscript.Command("go build", "", stepscript.Protocol{MessageLimit: 4096})},
 				},
 				Containers: []corev1.Container{
-					{Name: "step-push", Image: "r.io/pusher", Command: scriptCommand("push 3", "", resultsProtocol{messageLimit: 4096})},
+					{Name: "step-push", Image: "r.io/pusher", Command: stepscript.Command("push 3", "", stepscript.Protocol{MessageLimit: 4096})},
 				},
 			},
 			wantAnnotations: map[string]string{runstate.AnnotationScriptSteps: `["step-fetch","step-build","step-push"]`},
@@ -75,13 +76,13 @@ func TestPodForRun(t *testing.T) {
 				AutomountServiceAccountToken: ptr.To(false),
 				Volumes:                      []corev1.Volume{{Name: "minitask-results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				InitContainers: []corev1.Container{
-					{Name: "step-probe", Image: "alpine:3", Command: scriptCommand("echo 1 > /minitask/results/version", v1beta1.OnErrorContinue, resultsProtocol{results: []string{"version", "digest"}, messageLimit: 4096}),
+					{Name: "step-probe", Image: "alpine:3", Command: stepscript.Command("echo 1 > /minitask/results/version", v1beta1.OnErrorContinue, stepscript.Protocol{Results: []string{"version", "digest"}, MessageLimit: 4096}),
 						VolumeMounts: resultsMount},
 					{Name: "step-tool", Image: "tool", Command: []string{"tool"}, Args: []string{"--out=/minitask/results/digest"},
 						WorkingDir: "/minitask/results/digest", Env: []corev1.EnvVar{{Name: "OUT", Value: "/minitask/results/version"}}, VolumeMounts: resultsMount},
 				},
 				Containers: []corev1.Container{
-					{Name: "step-report", Image: "alpine:3", Command: scriptCommand("cat /minitask/results/digest", "", resultsProtocol{results: []string{"version", "digest"}, messageLimit: 4096}), VolumeMounts: resultsMount},
+					{Name: "step-report", Image: "alpine:3", Command: stepscript.Command("cat /minitask/results/digest", "", stepscript.Protocol{Results: []string{"version", "digest"}, MessageLimit: 4096}), VolumeMounts: resultsMount},
 				},
 			},
 			wantAnnotations: map[string]string{
