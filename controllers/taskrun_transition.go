@@ -106,7 +106,8 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 }
 
 // observeRetries records each attempt that the reconcile's status patch
-// added to status.attempts: an Event, a log line and the retries metric.
+// added to status.attempts: an Event and the retries metric (endOrRetry
+// logged it when it recorded it).
 func (r *TaskRunReconciler) observeRetries(s *runScope) {
 	attempts := s.run.Status.Attempts
 	for i := len(s.original.Status.Attempts); i < len(attempts); i++ {
