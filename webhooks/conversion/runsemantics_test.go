@@ -1,7 +1,6 @@
 package conversion
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,17 +90,11 @@ func TestTaskRunSemanticsFields(t *testing.T) {
 			if diff := cmp.Diff(tc.spoke, spoke); diff != "" {
 				t.Errorf("ConvertTaskFromHub() mismatch (-want +got):\n%s", diff)
 			}
-			hub := &v1beta1.Task{}
-			if err := ConvertTaskToHub(t.Context(), tc.spoke, hub); err != nil {
-				t.Fatalf("ConvertTaskToHub() error: %v", err)
-			}
 			want := tc.hub
 			if len(want.Spec.Results) == 0 {
 				want.Spec.Results = nil // empty is absent on the wire
 			}
-			if diff := cmp.Diff(want, hub); diff != "" {
-				t.Errorf("ConvertTaskToHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkToHub(t, ConvertTaskToHub, tc.spoke, want)
 		})
 	}
 }
@@ -176,13 +169,7 @@ func TestTaskRunRunSemanticsFields(t *testing.T) {
 			if diff := cmp.Diff(tc.spoke, spoke); diff != "" {
 				t.Errorf("ConvertTaskRunFromHub() mismatch (-want +got):\n%s", diff)
 			}
-			hub := &v1beta1.TaskRun{}
-			if err := ConvertTaskRunToHub(t.Context(), throughJSON(t, tc.spoke), hub); err != nil {
-				t.Fatalf("ConvertTaskRunToHub() error: %v", err)
-			}
-			if diff := cmp.Diff(tc.hub, hub); diff != "" {
-				t.Errorf("ConvertTaskRunToHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkToHub(t, ConvertTaskRunToHub, throughJSON(t, tc.spoke), tc.hub)
 		})
 	}
 }
@@ -266,13 +253,4 @@ func TestStepOnErrorFollowsItsName(t *testing.T) {
 			}
 		})
 	}
-}
-
-// conditionsJSON is conditions as the stash writes them.
-func conditionsJSON(conditions ...metav1.Condition) string {
-	data, err := json.Marshal(conditions)
-	if err != nil {
-		panic(err)
-	}
-	return string(data)
 }

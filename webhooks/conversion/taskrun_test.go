@@ -273,11 +273,16 @@ func TestConvertTaskRunToHub(t *testing.T) {
 
 // stashedConditions is the lost-fields JSON of a stash holding only conditions.
 func stashedConditions(conditions ...metav1.Condition) string {
+	return `{"status":{"conditions":` + conditionsJSON(conditions...) + `}}`
+}
+
+// conditionsJSON is conditions as the stash writes them.
+func conditionsJSON(conditions ...metav1.Condition) string {
 	data, err := json.Marshal(conditions)
 	if err != nil {
 		panic(err)
 	}
-	return `{"status":{"conditions":` + string(data) + `}}`
+	return string(data)
 }
 
 func TestDerivedTransitionTime(t *testing.T) {
