@@ -176,45 +176,36 @@ func testBigRelease3WritesAreRefused(t *testing.T) {
 func testForgedRelease3Stash(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	task := func(name, stash string) *v1alpha1.Task {
-		return &v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-			Annotations: map[string]string{conversion.AnnotationConversionData: stash}},
-			Spec: v1alpha1.TaskSpec{Steps: []v1alpha1.Step{{Name: "build", Image: "golang:1.26", Script: "go build ./..."}}}}
-	}
-	run := func(name, stash string) *v1alpha1.TaskRun {
-		return &v1alpha1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-			Annotations: map[string]string{conversion.AnnotationConversionData: stash}}, Spec: v1alpha1.TaskRunSpec{TaskRef: "t"}}
-	}
 	for name, tc := range map[string]struct {
 		obj  client.Object
 		want []string
 	}{
 		"a step with both script and command": {
-			obj:  task("script-and-command", `{"v1beta1":{"spec":{"steps":[{"name":"build","command":["go"]}]}}}`),
+			obj:  forgedTask(ns, "script-and-command", `{"v1beta1":{"spec":{"steps":[{"name":"build","command":["go"]}]}}}`),
 			want: []string{"spec.steps[0]: Invalid value", "command and args cannot be used with script"},
 		},
 		"two env vars of one name": {
-			obj:  task("env-twice", `{"v1beta1":{"spec":{"steps":[{"name":"build","env":[{"name":"A"},{"name":"A"}]}]}}}`),
+			obj:  forgedTask(ns, "env-twice", `{"v1beta1":{"spec":{"steps":[{"name":"build","env":[{"name":"A"},{"name":"A"}]}]}}}`),
 			want: []string{`spec.steps[0].env[1]: Duplicate value: {"name":"A"}`},
 		},
 		"more env vars than allowed": {
-			obj:  task("env-many", `{"v1beta1":{"spec":{"steps":[{"name":"build","env":[`+manyEnvJSON(101)+`]}]}}}`),
+			obj:  forgedTask(ns, "env-many", `{"v1beta1":{"spec":{"steps":[{"name":"build","env":[`+manyEnvJSON(101)+`]}]}}}`),
 			want: []string{"spec.steps[0].env: Too many: 101: must have at most 100 items"},
 		},
 		"a workspace with a relative mountPath": {
-			obj:  task("relative", `{"v1beta1":{"spec":{"workspaces":[{"name":"src","mountPath":"src"}]}}}`),
+			obj:  forgedTask(ns, "relative", `{"v1beta1":{"spec":{"workspaces":[{"name":"src","mountPath":"src"}]}}}`),
 			want: []string{`spec.workspaces[0].mountPath: Invalid value: "src"`},
 		},
 		"a workspace binding with two sources": {
-			obj:  run("two-sources", `{"v1beta1":{"spec":{"workspaces":[{"name":"w","emptyDir":{},"secret":{"secretName":"s"}}]}}}`),
+			obj:  forgedRun(ns, "two-sources", `{"v1beta1":{"spec":{"workspaces":[{"name":"w","emptyDir":{},"secret":{"secretName":"s"}}]}}}`),
 			want: []string{"spec.workspaces[0]: Invalid value", "exactly one of emptyDir, persistentVolumeClaim, configMap and secret must be set"},
 		},
 		"a ServiceAccount name that is no name": {
-			obj:  run("bad-account", `{"v1beta1":{"spec":{"serviceAccountName":"Not_A_Name"}}}`),
+			obj:  forgedRun(ns, "bad-account", `{"v1beta1":{"spec":{"serviceAccountName":"Not_A_Name"}}}`),
 			want: []string{`spec.serviceAccountName: Invalid value: "Not_A_Name"`},
 		},
 		"a stash that does not decode is dropped whole, not refused": {
-			obj: task("bad-quantity", `{"v1beta1":{"spec":{"steps":[{"name":"build","computeResources":{"requests":{"cpu":"lots"}}}]}}}`),
+			obj: forgedTask(ns, "bad-quantity", `{"v1beta1":{"spec":{"steps":[{"name":"build","computeResources":{"requests":{"cpu":"lots"}}}]}}}`),
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -269,4 +260,19 @@ func testMaximalTaskPassesTheMatchCondition(t *testing.T) {
 	if calls := guardCalls(t) - before; calls != 1 {
 		t.Errorf("its create made %v calls to the guards, want 1 (its bound passes the limit)", calls)
 	}
+}
+
+// forgedTask is a v1alpha1 Task in ns whose one step, build, runs a script,
+// with stash as its conversion annotation.
+func forgedTask(ns, name, stash string) *v1alpha1.Task {
+	return &v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+		Annotations: map[string]string{conversion.AnnotationConversionData: stash}},
+		Spec: v1alpha1.TaskSpec{Steps: []v1alpha1.Step{{Name: "build", Image: "golang:1.26", Script: "go build ./..."}}}}
+}
+
+// forgedRun is a v1alpha1 TaskRun in ns with stash as its conversion
+// annotation.
+func forgedRun(ns, name, stash string) *v1alpha1.TaskRun {
+	return &v1alpha1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+		Annotations: map[string]string{conversion.AnnotationConversionData: stash}}, Spec: v1alpha1.TaskRunSpec{TaskRef: "t"}}
 }

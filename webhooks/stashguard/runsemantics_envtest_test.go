@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -84,59 +85,44 @@ func testRunSemanticsWrites(t *testing.T) {
 func testForgedRunSemanticsStash(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	task := func(name, stash string) *v1alpha1.Task {
-		return &v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-			Annotations: map[string]string{conversion.AnnotationConversionData: stash}},
-			Spec: v1alpha1.TaskSpec{Steps: []v1alpha1.Step{{Name: "build", Image: "golang:1.26"}}}}
-	}
-	// A Task with results must end with a script step (the Task webhook).
-	withScript := func(t *v1alpha1.Task) *v1alpha1.Task { t.Spec.Steps[0].Script = "go build ./..."; return t }
-	run := func(name, stash string) *v1alpha1.TaskRun {
-		return &v1alpha1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-			Annotations: map[string]string{conversion.AnnotationConversionData: stash}}, Spec: v1alpha1.TaskRunSpec{TaskRef: "t"}}
-	}
+	// The onError cases' step has no script; the results case keeps it, as
+	// a Task with results must end with a script step (the Task webhook).
+	withoutScript := func(t *v1alpha1.Task) *v1alpha1.Task { t.Spec.Steps[0].Script = ""; return t }
 	for name, tc := range map[string]struct {
-		obj  interface{ GetName() string }
+		obj  client.Object
 		want []string
 	}{
 		"onError continue on a step without a script": {
-			obj:  task("continue", `{"v1beta1":{"spec":{"steps":[{"name":"build","onError":"continue"}]}}}`),
+			obj:  withoutScript(forgedTask(ns, "continue", `{"v1beta1":{"spec":{"steps":[{"name":"build","onError":"continue"}]}}}`)),
 			want: []string{"spec.steps[0].onError", "onError: continue needs a script"},
 		},
 		"an onError outside the enum": {
-			obj:  task("sometimes", `{"v1beta1":{"spec":{"steps":[{"name":"build","onError":"sometimes"}]}}}`),
+			obj:  withoutScript(forgedTask(ns, "sometimes", `{"v1beta1":{"spec":{"steps":[{"name":"build","onError":"sometimes"}]}}}`)),
 			want: []string{`spec.steps[0].onError: Unsupported value: "sometimes"`},
 		},
 		"two results of one name": {
-			obj:  withScript(task("results-twice", `{"v1beta1":{"spec":{"results":[{"name":"digest"},{"name":"digest"}]}}}`)),
+			obj:  forgedTask(ns, "results-twice", `{"v1beta1":{"spec":{"results":[{"name":"digest"},{"name":"digest"}]}}}`),
 			want: []string{`spec.results[1]: Duplicate value`},
 		},
 		"more retries than allowed": {
-			obj:  run("retries", `{"v1beta1":{"spec":{"retries":11}}}`),
+			obj:  forgedRun(ns, "retries", `{"v1beta1":{"spec":{"retries":11}}}`),
 			want: []string{"spec.retries: Invalid value: 11"},
 		},
 		"a retry reason outside the enum": {
-			obj:  run("retry-on", `{"v1beta1":{"spec":{"retryOn":["Always"]}}}`),
+			obj:  forgedRun(ns, "retry-on", `{"v1beta1":{"spec":{"retryOn":["Always"]}}}`),
 			want: []string{`spec.retryOn[0]: Unsupported value: "Always"`},
 		},
 		"a negative TTL": {
-			obj:  run("ttl", `{"v1beta1":{"spec":{"ttlSecondsAfterFinished":-1}}}`),
+			obj:  forgedRun(ns, "ttl", `{"v1beta1":{"spec":{"ttlSecondsAfterFinished":-1}}}`),
 			want: []string{"spec.ttlSecondsAfterFinished: Invalid value: -1"},
 		},
 		"status results on a create": {
-			obj:  run("create-results", `{"v1beta1":{"status":{"results":[{"name":"digest","value":"sha256:forged"}]}}}`),
+			obj:  forgedRun(ns, "create-results", `{"v1beta1":{"status":{"results":[{"name":"digest","value":"sha256:forged"}]}}}`),
 			want: []string{"metadata.annotations[minitask.dev/conversion-data]: Forbidden: it would change this TaskRun's status"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var err error
-			switch obj := tc.obj.(type) {
-			case *v1alpha1.Task:
-				err = env.Client.Create(ctx, obj)
-			case *v1alpha1.TaskRun:
-				err = env.Client.Create(ctx, obj)
-			}
-			checkInvalid(t, err, tc.want...)
+			checkInvalid(t, env.Client.Create(ctx, tc.obj), tc.want...)
 		})
 	}
 
