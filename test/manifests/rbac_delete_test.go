@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/minitask-dev/minitask/internal/testing/manifests"
 )
 
 // TestRBACDeletesOnlyPodsAndRuns pins what the manager's ClusterRole may
@@ -15,10 +13,7 @@ import (
 // TaskRuns (a finished run whose time to live has passed). Tasks, which users
 // write and runs refer to, are never deleted, nor is anything else.
 func TestRBACDeletesOnlyPodsAndRuns(t *testing.T) {
-	for source, m := range map[string]manifests.Manifest{
-		"config/rbac/role.yaml (generated)": manifests.Read(t, "config/rbac/role.yaml"),
-		"config/default":                    manifests.Render(t, "default"),
-	} {
+	for source, m := range managerRoleSources(t) {
 		t.Run(source, func(t *testing.T) {
 			var deletable []string
 			for _, r := range roles(t, m) {

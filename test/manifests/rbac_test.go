@@ -34,6 +34,16 @@ func roles(t *testing.T, m manifests.Manifest) []role {
 	return out
 }
 
+// managerRoleSources are the manager's ClusterRole as generated from the
+// +kubebuilder:rbac markers and as config/default installs it.
+func managerRoleSources(t *testing.T) map[string]manifests.Manifest {
+	t.Helper()
+	return map[string]manifests.Manifest{
+		"config/rbac/role.yaml (generated)": manifests.Read(t, "config/rbac/role.yaml"),
+		"config/default":                    manifests.Render(t, "default"),
+	}
+}
+
 // TestRBACIsLeastPrivilege checks the role generated from the
 // +kubebuilder:rbac markers and every role that the installations grant:
 // no wildcards, Secrets only by name in the manager's namespace, and the
@@ -157,10 +167,7 @@ func TestRBACNamesTheInstalledObjects(t *testing.T) {
 // check asks the authorizer with (a cluster-scoped resource, so a ClusterRole),
 // and grants nothing else on them: a review is created, never read back.
 func TestRBACLetsTheManagerReviewAccess(t *testing.T) {
-	for source, m := range map[string]manifests.Manifest{
-		"config/rbac/role.yaml (generated)": manifests.Read(t, "config/rbac/role.yaml"),
-		"config/default":                    manifests.Render(t, "default"),
-	} {
+	for source, m := range managerRoleSources(t) {
 		t.Run(source, func(t *testing.T) {
 			var verbs []string
 			manager := false
