@@ -93,3 +93,16 @@ func checkToHub[S, H any](t *testing.T, convert func(context.Context, *S, *H) er
 		t.Errorf("converting to the hub: mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// checkFromHub converts hub with convert, as a table case does, and reports
+// how the spoke object it gives differs from want.
+func checkFromHub[H, S any](t *testing.T, convert func(context.Context, *H, *S) error, hub *H, want *S) {
+	t.Helper()
+	got := new(S)
+	if err := convert(t.Context(), hub, got); err != nil {
+		t.Fatalf("converting from the hub: %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("converting from the hub: mismatch (-want +got):\n%s", diff)
+	}
+}

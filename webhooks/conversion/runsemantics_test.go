@@ -83,13 +83,7 @@ func TestTaskRunSemanticsFields(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			spoke := &v1alpha1.Task{}
-			if err := ConvertTaskFromHub(t.Context(), tc.hub, spoke); err != nil {
-				t.Fatalf("ConvertTaskFromHub() error: %v", err)
-			}
-			if diff := cmp.Diff(tc.spoke, spoke); diff != "" {
-				t.Errorf("ConvertTaskFromHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkFromHub(t, ConvertTaskFromHub, tc.hub, tc.spoke)
 			want := tc.hub
 			if len(want.Spec.Results) == 0 {
 				want.Spec.Results = nil // empty is absent on the wire
@@ -162,13 +156,7 @@ func TestTaskRunRunSemanticsFields(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			spoke := &v1alpha1.TaskRun{}
-			if err := ConvertTaskRunFromHub(t.Context(), tc.hub, spoke); err != nil {
-				t.Fatalf("ConvertTaskRunFromHub() error: %v", err)
-			}
-			if diff := cmp.Diff(tc.spoke, spoke); diff != "" {
-				t.Errorf("ConvertTaskRunFromHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkFromHub(t, ConvertTaskRunFromHub, tc.hub, tc.spoke)
 			checkToHub(t, ConvertTaskRunToHub, throughJSON(t, tc.spoke), tc.hub)
 		})
 	}

@@ -3,7 +3,6 @@ package conversion
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
@@ -80,13 +79,7 @@ func TestConvertTaskFromHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := &v1alpha1.Task{}
-			if err := ConvertTaskFromHub(t.Context(), tc.hub, got); err != nil {
-				t.Fatalf("ConvertTaskFromHub() error: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ConvertTaskFromHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkFromHub(t, ConvertTaskFromHub, tc.hub, tc.want)
 		})
 	}
 }

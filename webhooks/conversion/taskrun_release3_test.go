@@ -3,7 +3,6 @@ package conversion
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,20 +75,8 @@ func TestTaskRunRelease3Fields(t *testing.T) {
 			if tc.stash != "" {
 				want.Annotation(stashed(tc.stash))
 			}
-			spoke := &v1alpha1.TaskRun{}
-			if err := ConvertTaskRunFromHub(t.Context(), tc.hub, spoke); err != nil {
-				t.Fatalf("ConvertTaskRunFromHub() error: %v", err)
-			}
-			if diff := cmp.Diff(want.Obj(), spoke); diff != "" {
-				t.Errorf("ConvertTaskRunFromHub() mismatch (-want +got):\n%s", diff)
-			}
-			hub := &v1beta1.TaskRun{}
-			if err := ConvertTaskRunToHub(t.Context(), want.Obj(), hub); err != nil {
-				t.Fatalf("ConvertTaskRunToHub() error: %v", err)
-			}
-			if diff := cmp.Diff(tc.hub, hub); diff != "" {
-				t.Errorf("ConvertTaskRunToHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkFromHub(t, ConvertTaskRunFromHub, tc.hub, want.Obj())
+			checkToHub(t, ConvertTaskRunToHub, want.Obj(), tc.hub)
 		})
 	}
 }

@@ -160,13 +160,7 @@ func TestConvertTaskRunFromHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := &v1alpha1.TaskRun{}
-			if err := ConvertTaskRunFromHub(t.Context(), tc.hub, got); err != nil {
-				t.Fatalf("ConvertTaskRunFromHub() error: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ConvertTaskRunFromHub() mismatch (-want +got):\n%s", diff)
-			}
+			checkFromHub(t, ConvertTaskRunFromHub, tc.hub, tc.want)
 		})
 	}
 }
