@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -173,7 +174,7 @@ func (w *reviewWriter) checkEveryWrite(t *testing.T, want []string) {
 					t.Fatalf("%s of %s: %v", write.name, run.Name, err)
 				}
 			}
-			if diff := cmp.Diff(want, w.rec.wait(len(want)), cmpEmpty); diff != "" {
+			if diff := cmp.Diff(want, w.rec.wait(len(want)), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("reviews of one v1beta1 %s (-want +got):\n%s", write.name, diff)
 			}
 		})
@@ -188,14 +189,6 @@ func webhookCalls(t *testing.T, path string) float64 {
 	}
 	return testenv.CounterValue(t, "controller_runtime_webhook_requests_total", map[string]string{"webhook": path})
 }
-
-// cmpEmpty lets nil and an empty list of reviews compare equal.
-var cmpEmpty = cmp.Transformer("nilIsEmpty", func(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
-})
 
 func (w *reviewWriter) newRun() *v1beta1.TaskRun {
 	w.n++
