@@ -24,36 +24,14 @@ import (
 // the same status, records the same attempt again, and finds that Pod by its
 // name. So an attempt never gets two Pods, and none is skipped.
 
-// defaultRetryOn is what a run without spec.retryOn retries: a Pod that failed
-// for a reason other than a step (evicted, its node lost, deleted), which
-// running the same steps again may well get past.
-var defaultRetryOn = []v1beta1.RetryReason{v1beta1.RetryOnPodFailed}
-
-// retryOn returns the failures that run retries.
-func retryOn(run *v1beta1.TaskRun) []v1beta1.RetryReason {
-	if len(run.Spec.RetryOn) == 0 {
-		return defaultRetryOn
-	}
-	return run.Spec.RetryOn
-}
-
-// attemptsAllowed returns how many attempts run may make: its retries plus
-// the first.
-func attemptsAllowed(run *v1beta1.TaskRun) int {
-	if run.Spec.Retries == nil {
-		return 1
-	}
-	return int(max(*run.Spec.Retries, 0)) + 1
-}
-
 // retries reports whether an attempt of run that ended with o is followed by
 // another: o is a failure that run retries (PodFailed, StepFailed; never a
 // timeout or a cancellation, which are not in retryOn's enum), and run has
 // attempts left.
 func retries(run *v1beta1.TaskRun, o *outcome) bool {
 	return o != nil && o.status == metav1.ConditionFalse &&
-		len(run.Status.Attempts)+1 < attemptsAllowed(run) &&
-		slices.Contains(retryOn(run), v1beta1.RetryReason(o.reason))
+		len(run.Status.Attempts)+1 < runstate.AttemptsAllowed(run) &&
+		slices.Contains(runstate.RetryOn(run), v1beta1.RetryReason(o.reason))
 }
 
 // endOrRetry ends the run when its current attempt's Pod has ended or is
@@ -134,5 +112,5 @@ func retryingWhilePending(run *v1beta1.TaskRun, o *outcome) *outcome {
 // attemptFailed says how run's attempt i (0 for the first) failed.
 func attemptFailed(run *v1beta1.TaskRun, i int) string {
 	a := run.Status.Attempts[i]
-	return fmt.Sprintf("attempt %d of %d failed (%s): %s", i+1, attemptsAllowed(run), a.Reason, a.Message)
+	return fmt.Sprintf("attempt %d of %d failed (%s): %s", i+1, runstate.AttemptsAllowed(run), a.Reason, a.Message)
 }

@@ -39,15 +39,20 @@ func retriesText(run *v1beta1.TaskRun) string {
 	if run.Spec.Retries != nil {
 		retries = int(*run.Spec.Retries)
 	}
-	on := "PodFailed (the default)"
-	if len(run.Spec.RetryOn) > 0 {
-		reasons := make([]string, len(run.Spec.RetryOn))
-		for i, r := range run.Spec.RetryOn {
-			reasons[i] = string(r)
-		}
-		on = strings.Join(reasons, " and ")
+	on := retryOnText(runstate.RetryOn(run))
+	if len(run.Spec.RetryOn) == 0 {
+		on += " (the default)"
 	}
 	return fmt.Sprintf("%d, on %s (attempt %d of %d)", retries, on, attempt(run), maxAttempts(run))
+}
+
+// retryOnText lists the failures a run retries: "StepFailed and PodFailed".
+func retryOnText(on []v1beta1.RetryReason) string {
+	reasons := make([]string, len(on))
+	for i, r := range on {
+		reasons[i] = string(r)
+	}
+	return strings.Join(reasons, " and ")
 }
 
 // ttlText says when the controller deletes the run.

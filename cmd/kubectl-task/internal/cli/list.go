@@ -190,14 +190,11 @@ func attempt(run *v1beta1.TaskRun) int {
 	return len(run.Status.Attempts) + 1
 }
 
-// maxAttempts is how many attempts the run may make: its first and its
-// retries.
+// maxAttempts is how many attempts the run may make, as the controller counts
+// them, or the attempt it is on if that is more (its retries were lowered
+// after it made them, say).
 func maxAttempts(run *v1beta1.TaskRun) int {
-	n := 1
-	if run.Spec.Retries != nil {
-		n += int(*run.Spec.Retries)
-	}
-	return max(n, attempt(run))
+	return max(runstate.AttemptsAllowed(run), attempt(run))
 }
 
 // printRuns prints runs with a kubectl printer: json and yaml as one
