@@ -44,17 +44,12 @@ func pendingMessage(pod *corev1.Pod) string {
 // firstHeldStep returns, in the order the steps run, the first step whose
 // container waits for a reason that is not benign, and its waiting state.
 func firstHeldStep(pod *corev1.Pod) (string, *corev1.ContainerStateWaiting) {
-	waiting := make(map[string]*corev1.ContainerStateWaiting)
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for i := range list {
-			if w := list[i].State.Waiting; w != nil && !benignWaiting[w.Reason] {
-				waiting[list[i].Name] = w
-			}
-		}
-	}
+	statuses := containerStatuses(pod)
 	for _, step := range runstate.Steps(pod) {
-		if w := waiting[step.Container]; w != nil {
-			return step.Name, w
+		if cs := statuses[step.Container]; cs != nil {
+			if w := cs.State.Waiting; w != nil && !benignWaiting[w.Reason] {
+				return step.Name, w
+			}
 		}
 	}
 	return "", nil
