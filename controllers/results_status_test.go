@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -41,17 +40,11 @@ func resultsPod(t *testing.T, extra int) *corev1.Pod {
 // terminated with its exit code and termination message. A step that exited
 // non-zero fails the Pod, as the kubelet has it.
 func ended(pod *corev1.Pod, ends map[int]stepEnd) *corev1.Pod {
-	pod = withStatus(pod, wrappers.PodStatus(pod).At(testTime).Succeeded().Obj())
-	statuses := slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
+	w := wrappers.PodStatus(pod).At(testTime).Succeeded()
 	for i, end := range ends {
-		terminated := statuses[i].State.Terminated
-		terminated.ExitCode, terminated.Message = end.code, end.message
-		if end.code != 0 {
-			terminated.Reason = "Error"
-			pod.Status.Phase = corev1.PodFailed
-		}
+		w.Ended(i, end.code, end.message)
 	}
-	return pod
+	return withStatus(pod, w.Obj())
 }
 
 // stepEnd is how a step ended: its container's exit code and termination message.

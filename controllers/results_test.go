@@ -1,17 +1,13 @@
 package controllers_test
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -121,7 +117,12 @@ func TestResultsAndOnError(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			h.Create(t, task(name), wrappers.TaskRun("", name, name).Obj())
-			h.kubeletEnds(t, name+"-pod", tc.ends[:])
+			h.Kubelet(t, name+"-pod", func(w *wrappers.PodStatusWrapper) {
+				w.Succeeded()
+				for i, end := range tc.ends {
+					w.Ended(i, end.code, end.message)
+				}
+			})
 			run := h.waitForCondition(t, name, tc.want)
 			if diff := cmp.Diff(tc.wantResults, run.Status.Results); diff != "" {
 				t.Errorf("status.results (-want +got):\n%s", diff)
@@ -141,34 +142,4 @@ func TestResultsAndOnError(t *testing.T) {
 type stepEnd struct {
 	code    int32
 	message string
-}
-
-// kubeletEnds waits for the Pod, then reports every step ended as ends say,
-// in order (init containers first), the Pod Succeeded or, if a step exited
-// non-zero, Failed, as the kubelet would.
-func (h *harness) kubeletEnds(t *testing.T, name string, ends []stepEnd) {
-	t.Helper()
-	h.WaitForPod(t, name)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		pod := &corev1.Pod{}
-		if err := h.Env.Client.Get(context.Background(), h.Key(name), pod); err != nil {
-			return err
-		}
-		pod.Status = wrappers.PodStatus(pod).Succeeded().Obj()
-		statuses := slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
-		if len(statuses) != len(ends) {
-			return fmt.Errorf("Pod %s has %d steps, the test ends %d", name, len(statuses), len(ends))
-		}
-		for i, end := range ends {
-			terminated := statuses[i].State.Terminated
-			terminated.ExitCode, terminated.Message = end.code, end.message
-			if end.code != 0 {
-				terminated.Reason, pod.Status.Phase = "Error", corev1.PodFailed
-			}
-		}
-		return h.Env.Client.Status().Update(context.Background(), pod)
-	})
-	if err != nil {
-		t.Fatalf("writing the status of Pod %s: %v", name, err)
-	}
 }

@@ -1,6 +1,8 @@
 package wrappers
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +76,23 @@ func (w *PodStatusWrapper) CannotPull(i int, reason, message string, done time.T
 				t.FinishedAt = metav1.NewTime(done)
 			}
 		}
+	}
+	return w
+}
+
+// Ended reports step i (counting init containers first), which a method
+// before it reported terminated, ended with code and message, its
+// termination message. A code other than 0 fails the Pod, as the kubelet has
+// it. A step not terminated is a mistake of the test, and panics.
+func (w *PodStatusWrapper) Ended(i int, code int32, message string) *PodStatusWrapper {
+	statuses := slices.Concat(w.status.InitContainerStatuses, w.status.ContainerStatuses)
+	t := statuses[i].State.Terminated
+	if t == nil {
+		panic(fmt.Sprintf("Ended(%d): step %d of Pod %s is not terminated", i, i, w.pod.Name))
+	}
+	t.ExitCode, t.Message = code, message
+	if code != 0 {
+		t.Reason, w.status.Phase = "Error", corev1.PodFailed
 	}
 	return w
 }
