@@ -28,7 +28,7 @@ func resultsPod(t *testing.T, extra int) *corev1.Pod {
 	for i := range extra {
 		steps = append(steps, v1beta1.Step{Name: fmt.Sprintf("x%d", i), Image: "alpine", Script: "true"})
 	}
-	task := withResults(wrappers.Task("ns", "t").Steps(steps...).Obj(), "version", "digest")
+	task := wrappers.Task("ns", "t").Steps(steps...).Results("version", "digest").Obj()
 	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
 	if err != nil {
 		t.Fatal(err)

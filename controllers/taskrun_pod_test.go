@@ -17,14 +17,6 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// withResults declares results on task, in order.
-func withResults(task *v1beta1.Task, names ...string) *v1beta1.Task {
-	for _, name := range names {
-		task.Spec.Results = append(task.Spec.Results, v1beta1.ResultDeclaration{Name: name})
-	}
-	return task
-}
-
 func TestPodForRun(t *testing.T) {
 	resultsMount := []corev1.VolumeMount{{Name: "minitask-results", MountPath: "/minitask/results"}}
 	labels := map[string]string{runstate.LabelManagedBy: runstate.ManagedByValue, runstate.LabelTaskRun: "run"}
@@ -65,12 +57,12 @@ func TestPodForRun(t *testing.T) {
 			wantAnnotations: map[string]string{runstate.AnnotationScriptSteps: `["step-fetch","step-build","step-push"]`},
 		},
 		"results: every step mounts their volume, script steps are told their names, paths replaced everywhere": {
-			task: withResults(wrappers.Task("ns", "t").Steps(
+			task: wrappers.Task("ns", "t").Steps(
 				v1beta1.Step{Name: "probe", Image: "alpine:3", Script: "echo 1 > $(results.version.path)", OnError: v1beta1.OnErrorContinue},
 				v1beta1.Step{Name: "tool", Image: "tool", Command: []string{"tool"}, Args: []string{"--out=$(results.digest.path)"},
 					WorkingDir: "$(results.digest.path)", Env: []corev1.EnvVar{{Name: "OUT", Value: "$(results.version.path)"}}},
 				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)"},
-			).Obj(), "version", "digest"),
+			).Results("version", "digest").Obj(),
 			want: corev1.PodSpec{
 				RestartPolicy:                corev1.RestartPolicyNever,
 				AutomountServiceAccountToken: ptr.To(false),

@@ -16,6 +16,7 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 	"github.com/minitask-dev/minitask/webhooks"
 )
 
@@ -95,14 +96,14 @@ func testCreate(t *testing.T, env *testenv.Env, ns string) {
 			},
 		},
 		"v1beta1 results valid": {
-			task: withResults(betaTask(ns, "beta-results", nil,
+			task: wrappers.Task(ns, "beta-results").Steps(
 				v1beta1.Step{Name: "tool", Image: "tool", Command: []string{"tool", "--out=$(results.digest.path)"}},
-				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)", OnError: v1beta1.OnErrorContinue}), "digest"),
+				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)", OnError: v1beta1.OnErrorContinue}).Results("digest").Obj(),
 		},
 		"v1beta1 undeclared result and a last step without a script": {
-			task: withResults(betaTask(ns, "beta-results-invalid", nil,
+			task: wrappers.Task(ns, "beta-results-invalid").Steps(
 				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "echo > $(results.digets.path)"},
-				v1beta1.Step{Name: "push", Image: "pusher", Args: []string{"$(results.digest)"}}), "digest"),
+				v1beta1.Step{Name: "push", Image: "pusher", Args: []string{"$(results.digest)"}}).Results("digest").Obj(),
 			wantErr: []string{
 				`spec.steps[0].script: Invalid value: "$(results.digets.path)": step "report" uses undeclared result "digets"`,
 				`spec.steps[1].args[0]: Invalid value: step "push": malformed result reference "$(results.digest)"`,
@@ -211,13 +212,6 @@ func betaTask(ns, name string, params []v1beta1.ParamSpec, steps ...v1beta1.Step
 func withWorkspaces(task *v1beta1.Task, names ...string) *v1beta1.Task {
 	for _, n := range names {
 		task.Spec.Workspaces = append(task.Spec.Workspaces, v1beta1.WorkspaceDeclaration{Name: n})
-	}
-	return task
-}
-
-func withResults(task *v1beta1.Task, names ...string) *v1beta1.Task {
-	for _, n := range names {
-		task.Spec.Results = append(task.Spec.Results, v1beta1.ResultDeclaration{Name: n})
 	}
 	return task
 }

@@ -16,14 +16,6 @@ import (
 
 const notName = ` does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`
 
-// withResults declares results on task, in order.
-func withResults(task *v1beta1.Task, names ...string) *v1beta1.Task {
-	for _, name := range names {
-		task.Spec.Results = append(task.Spec.Results, v1beta1.ResultDeclaration{Name: name})
-	}
-	return task
-}
-
 func TestValidateTask(t *testing.T) {
 	tests := map[string]struct {
 		task *v1beta1.Task
@@ -155,15 +147,15 @@ func TestValidateTask(t *testing.T) {
 			want: []string{`spec.steps[0].env[0].value: Invalid value: step "build": malformed param reference "$(params.x": missing ")"`},
 		},
 		"declared results used everywhere references are replaced": {
-			task: withResults(wrappers.Task("default", "t").Steps(
+			task: wrappers.Task("default", "t").Steps(
 				v1beta1.Step{Name: "tool", Image: "tool", Command: []string{"tool", "--out=$(results.digest.path)"},
 					WorkingDir: "/tmp", Env: []corev1.EnvVar{{Name: "V", Value: "$(results.version.path)"}}},
 				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "printf 1 > $(results.version.path)"},
-			).Obj(), "digest", "version"),
+			).Results("digest", "version").Obj(),
 		},
 		"undeclared result": {
-			task: withResults(wrappers.Task("default", "t").
-				Step("report", "alpine:3", "echo 1 > $(results.tag.path); echo 2 > $(results.version.path)").Obj(), "version"),
+			task: wrappers.Task("default", "t").
+				Step("report", "alpine:3", "echo 1 > $(results.tag.path); echo 2 > $(results.version.path)").Results("version").Obj(),
 			want: []string{`spec.steps[0].script: Invalid value: "$(results.tag.path)": step "report" uses undeclared result "tag"`},
 		},
 		"a result's name is no param's": {
@@ -172,10 +164,10 @@ func TestValidateTask(t *testing.T) {
 			want: []string{`spec.steps[0].script: Invalid value: "$(results.digest.path)": step "report" uses undeclared result "digest"`},
 		},
 		"malformed result references": {
-			task: withResults(wrappers.Task("default", "t").Steps(v1beta1.Step{
+			task: wrappers.Task("default", "t").Steps(v1beta1.Step{
 				Name: "report", Image: "alpine:3", Script: "echo > $(results.digest)",
 				Env: []corev1.EnvVar{{Name: "A", Value: "$(results.digest.value)"}, {Name: "B", Value: "$(results.digest.path"}},
-			}).Obj(), "digest"),
+			}).Results("digest").Obj(),
 			want: []string{
 				`spec.steps[0].script: Invalid value: step "report": malformed result reference "$(results.digest)": missing ".path" after the result's name: write $(results.digest.path)`,
 				`spec.steps[0].env[0].value: Invalid value: step "report": malformed result reference "$(results.digest.value)": unknown field "value" of result "digest": only "path" may be referred to`,
@@ -183,26 +175,26 @@ func TestValidateTask(t *testing.T) {
 			},
 		},
 		"results need a last step with a script": {
-			task: withResults(wrappers.Task("default", "t").Steps(
+			task: wrappers.Task("default", "t").Steps(
 				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "echo 1 > $(results.digest.path)"},
 				v1beta1.Step{Name: "push", Image: "pusher", Command: []string{"push"}},
-			).Obj(), "digest"),
+			).Results("digest").Obj(),
 			want: []string{`spec.steps[1]: Invalid value: "push": the Task declares results (spec.results), so its last step must have a script: only a script step hands results back, and step "push" runs a command or its image's entrypoint; add a script step after it`},
 		},
 		"results and one step, its image's entrypoint": {
-			task: withResults(wrappers.Task("default", "t").Step("only", "alpine:3", "").Obj(), "digest"),
+			task: wrappers.Task("default", "t").Step("only", "alpine:3", "").Results("digest").Obj(),
 			want: []string{`spec.steps[0]: Invalid value: "only": the Task declares results (spec.results), so its last step must have a script: only a script step hands results back, and step "only" runs a command or its image's entrypoint; add a script step after it`},
 		},
 		"no results: any last step": {
 			task: wrappers.Task("default", "t").Steps(v1beta1.Step{Name: "push", Image: "pusher", Command: []string{"push"}}).Obj(),
 		},
 		"a workspace mounted where the results are": {
-			task: withResults(wrappers.Task("default", "t").Workspaces(
+			task: wrappers.Task("default", "t").Workspaces(
 				v1beta1.WorkspaceDeclaration{Name: "a", MountPath: "/minitask/results"},
 				v1beta1.WorkspaceDeclaration{Name: "b", MountPath: "/minitask/results/sub/"},
 				v1beta1.WorkspaceDeclaration{Name: "c", MountPath: "/minitask/resultsandmore"},
 				v1beta1.WorkspaceDeclaration{Name: "d", MountPath: "/minitask"},
-			).Step("report", "alpine:3", "true").Obj(), "digest"),
+			).Step("report", "alpine:3", "true").Results("digest").Obj(),
 			want: []string{
 				`spec.workspaces[0].mountPath: Invalid value: "/minitask/results": the Task declares results (spec.results), whose files every step finds in /minitask/results; mount workspace "a" elsewhere`,
 				`spec.workspaces[1].mountPath: Invalid value: "/minitask/results/sub/": the Task declares results (spec.results), whose files every step finds in /minitask/results; mount workspace "b" elsewhere`,

@@ -5,8 +5,16 @@ import (
 )
 
 // This file holds the builders for the fields release 3 added to v1beta1:
-// workspaces, a run's ServiceAccount, Pod template and labels. Step fields
+// results, workspaces, a run's ServiceAccount, Pod template and labels. Step fields
 // (command, env, resources, ...) are set on the v1beta1.Step given to Steps.
+
+// Results declares results, in order, after those declared before.
+func (w *TaskWrapper) Results(names ...string) *TaskWrapper {
+	for _, name := range names {
+		w.Spec.Results = append(w.Spec.Results, v1beta1.ResultDeclaration{Name: name})
+	}
+	return w
+}
 
 // Workspace declares a workspace mounted at its default path.
 func (w *TaskWrapper) Workspace(name string) *TaskWrapper {
