@@ -206,6 +206,12 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 		"v1beta1 TaskRun changing retries after creation": {
 			base: betaRun + "spec: {taskRef: {name: a}, retries: 1}", obj: betaRun + "spec: {taskRef: {name: a}, retries: 2}",
 			field: "spec.retries", also: "retries is immutable"},
+		"v1beta1 TaskRun changing retryOn after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, retries: 1, retryOn: [PodFailed]}", obj: betaRun + "spec: {taskRef: {name: a}, retries: 1, retryOn: [StepFailed]}",
+			field: "spec.retryOn", also: "retryOn is immutable"},
+		"v1beta1 TaskRun adding a retryOn after creation": {
+			base: betaRun + "spec: {taskRef: {name: a}, retries: 1}", obj: betaRun + "spec: {taskRef: {name: a}, retries: 1, retryOn: [StepFailed]}",
+			field: "spec.retryOn", also: "retryOn is immutable"},
 		"v1beta1 TaskRun adding a ttlSecondsAfterFinished after creation": {
 			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}, ttlSecondsAfterFinished: 60}",
 			field: "spec.ttlSecondsAfterFinished", also: "ttlSecondsAfterFinished is immutable"},
