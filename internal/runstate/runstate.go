@@ -2,8 +2,8 @@
 // controller, kubectl task, the webhooks and the tests share: whether a run is
 // finished or waiting for its Task, the v1alpha1 phase of its Succeeded
 // condition, the value each of its params gets, when it times out, how many
-// attempts it may make and which failures it retries, and the
-// names and labels of its Pod. A rule kept here cannot be read one way by the
+// attempts it may make and which failures it retries, and the names and
+// labels of its Pod. A rule kept here cannot be read one way by the
 // controller and another by a client.
 package runstate
 
