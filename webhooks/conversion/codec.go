@@ -194,47 +194,16 @@ type objectName struct {
 	Namespace string `json:"namespace"`
 }
 
-// decodeHeader reads raw's apiVersion and kind. It stops reading once it
-// has both: the API server writes them first, so that for what it sends
-// this reads a few dozen bytes rather than the whole object a second time.
+// decodeHeader reads raw's apiVersion and kind. It reads the whole object,
+// skipping all else, rather than stopping at the first apiVersion and kind:
+// a name given twice means its last value, as it does to encoding/json and
+// to the API server, and the typed decode that follows.
 func decodeHeader(raw []byte) (objectHeader, error) {
 	var header objectHeader
-	if err := readHeader(jsontext.NewDecoder(bytes.NewBuffer(raw), objectOptions), &header); err != nil {
+	if err := jsonv2.Unmarshal(raw, &header, objectOptions); err != nil {
 		return header, fmt.Errorf("reading apiVersion and kind: %w", err)
 	}
 	return header, nil
-}
-
-// readHeader reads the apiVersion and kind members of the JSON object dec
-// is at, up to the second of them; null reads as neither.
-func readHeader(dec *jsontext.Decoder, header *objectHeader) error {
-	if kind := dec.PeekKind(); kind != '{' {
-		// Not an object: the decoder says why, as it would for any value
-		// that is none (null is no error).
-		return jsonv2.UnmarshalDecode(dec, header, objectOptions)
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return err
-		}
-		switch name.String() {
-		case "apiVersion":
-			err = jsonv2.UnmarshalDecode(dec, &header.APIVersion, objectOptions)
-		case "kind":
-			err = jsonv2.UnmarshalDecode(dec, &header.Kind, objectOptions)
-		default:
-			err = dec.SkipValue()
-		}
-		if err != nil || (header.APIVersion != "" && header.Kind != "") {
-			return err
-		}
-	}
-	_, err := dec.ReadToken()
-	return err
 }
 
 func (n objectName) String() string { return n.Namespace + "/" + n.Name }

@@ -127,6 +127,14 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 				`"status":{"results":[{"name":"digest","value":""}],"attempts":[`+evictedStash+`]}}`)).Obj()), converted},
 		{"a v1alpha1 TaskRun whose stash holds an attempt time that is none", review(tb, scheme, betaVersion,
 			spokeRun().Annotation(stashed(`{"status":{"attempts":[{"podName":"p","reason":"PodFailed","startTime":"2024-05-01t10:00:00z"}]}}`)).Obj()), converted},
+		// A name given twice means its last value, to encoding/json and to
+		// the API server, whatever came first.
+		{"an object naming its apiVersion twice, the first no version", rawReview(betaVersion,
+			`{"kind":"Task","apiVersion":"0","apiVersion":"minitask.dev/v1alpha1"}`), converted},
+		{"an object naming its kind twice, the first no kind", rawReview(betaVersion,
+			`{"apiVersion":"minitask.dev/v1alpha1","kind":"Pipeline","kind":"TaskRun","spec":{"taskRef":"t"}}`), converted},
+		{"an object naming its apiVersion twice, the last of another group", rawReview(betaVersion,
+			`{"kind":"Task","apiVersion":"minitask.dev/v1alpha1","apiVersion":"v1"}`), failed},
 		{"empty body", nil, rejected},
 		{"truncated JSON", []byte(`{"request":{"uid":`), rejected},
 		{"JSON null", []byte(`null`), rejected},
