@@ -10,9 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestTimeCodecMatchesMetav1: timeCodec writes what metav1.Time's
-// MarshalJSON writes, and reads what its UnmarshalJSON reads, to the
-// same time, or fails where it fails.
+// TestTimeCodecMatchesMetav1: each way the codec reads an object or a
+// stash reads what metav1.Time's UnmarshalJSON reads, to the same time,
+// or fails where it fails (timeReading), and answers write what its
+// MarshalJSON writes.
 func TestTimeCodecMatchesMetav1(t *testing.T) {
 	type holder struct {
 		Value metav1.Time  `json:"value"`
@@ -31,16 +32,21 @@ func TestTimeCodecMatchesMetav1(t *testing.T) {
 	} {
 		var want, got holder
 		wantErr := json.Unmarshal([]byte(in), &want)
-		gotErr := jsonv2.Unmarshal([]byte(in), &got, objectOptions)
-		if (wantErr == nil) != (gotErr == nil) {
-			t.Errorf("%s: metav1 error %v, timeCodec error %v", in, wantErr, gotErr)
-			continue
+		for name, options := range map[string]jsonv2.Options{
+			"objectOptions": objectOptions, "typedObjectOptions": typedObjectOptions, "stashReadOptions": stashReadOptions,
+		} {
+			got = holder{}
+			gotErr := jsonv2.Unmarshal([]byte(in), &got, options)
+			if (wantErr == nil) != (gotErr == nil) {
+				t.Errorf("%s: metav1 error %v, %s error %v", in, wantErr, name, gotErr)
+				continue
+			}
+			if diff := cmp.Diff(want, got); wantErr == nil && diff != "" {
+				t.Errorf("%s: read (-metav1 +%s):\n%s", in, name, diff)
+			}
 		}
 		if wantErr != nil {
 			continue
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: read (-metav1 +timeCodec):\n%s", in, diff)
 		}
 		wantOut, err := json.Marshal(want)
 		if err != nil {

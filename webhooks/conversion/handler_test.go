@@ -74,7 +74,7 @@ func TestHandlerPassesThroughWhatDoesNotDecode(t *testing.T) {
 		t.Errorf("minitask_conversion_passthrough_total{kind=Task} rose by %v, want 0", got)
 	}
 	want := []string{`"msg"="Passing an object through unconverted" ` +
-		`"error"="decoding: parsing time \"2024-05-01t10:00:00z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"t10:00:00z\" as \"T\"" ` +
+		`"error"="decoding: json: cannot unmarshal into Go *v1.Time within \"/metadata/creationTimestamp\": parsing time \"2024-05-01t10:00:00z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"t10:00:00z\" as \"T\"" ` +
 		`"review"="0f6a3d52" "kind"="TaskRun" "namespace"="ci" "name"="build-00002" "apiVersion"="minitask.dev/v1beta1" "desiredAPIVersion"="minitask.dev/v1alpha1"`}
 	if diff := cmp.Diff(want, logged); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)

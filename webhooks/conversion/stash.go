@@ -31,7 +31,13 @@ const MaxAnnotationsBytes = apivalidation.TotalAnnotationSizeLimitB
 // stashOptions read and write the annotation as encoding/json does (json/v1's
 // options: the same meaning in less time, and the bytes of a stash those
 // release 2 wrote).
-var stashOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), timeCodec)
+var stashOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), timeReading)
+
+// stashReadOptions read it without encoding/json's check of the whole
+// annotation's syntax before decoding it, a second pass over it: an
+// annotation that does not parse is ignored either way, since what was
+// decoded before the error is dropped with it (restoreLostFields).
+var stashReadOptions = jsonv2.JoinOptions(stashOptions, jsonv1.ReportErrorsWithLegacySemantics(false))
 
 // conversionData is the annotation's JSON, read and written with
 // stashOptions. Its one key names the hub version
@@ -136,7 +142,7 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 		return
 	}
 	var data conversionData[T]
-	if err := jsonv2.Unmarshal([]byte(value), &data, stashOptions); err != nil {
+	if err := jsonv2.Unmarshal([]byte(value), &data, stashReadOptions); err != nil {
 		log.FromContext(ctx).V(1).Info("Ignoring unparsable conversion annotation",
 			"namespace", meta.Namespace, "name", meta.Name,
 			"annotation", AnnotationConversionData, "error", err.Error())

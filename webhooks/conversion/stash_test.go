@@ -18,7 +18,7 @@ func TestUnparsableAnnotationIsLoggedAtVerbosityOne(t *testing.T) {
 		"verbosity 0 stays quiet": {verbosity: 0},
 		"verbosity 1 says which object and why": {verbosity: 1, want: []string{
 			`"level"=1 "msg"="Ignoring unparsable conversion annotation" "namespace"="ci" "name"="nightly" ` +
-				`"annotation"="minitask.dev/conversion-data" "error"="unexpected end of JSON input"`,
+				`"annotation"="minitask.dev/conversion-data" "error"="jsontext: unexpected EOF within \"/v1beta1\" after offset 11"`,
 		}},
 	}
 	for name, tc := range tests {
