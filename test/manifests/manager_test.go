@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -38,11 +39,98 @@ import (
 func testInstalledManager(t *testing.T, c *cluster, m manifests.Manifest) {
 	var d appsv1.Deployment
 	m.One(t, "Deployment", &d)
-	sa := "system:serviceaccount:" + d.Namespace + ":" + d.Spec.Template.Spec.ServiceAccountName
+	mgr := startManager(t, c, &d)
+
+	bundle := checkInjected(t, c, m)
+	host := "minitask-webhook-service." + d.Namespace + ".svc"
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(bundle)
+	conn, err := tls.Dial("tcp", mgr.webhookAddr, &tls.Config{RootCAs: roots, ServerName: host, NextProtos: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatalf("the webhook server's certificate for %s does not verify against the injected CA bundle: %v", host, err)
+	}
+	if p := conn.ConnectionState().NegotiatedProtocol; p == "h2" {
+		t.Error("the webhook server negotiated HTTP/2, which is off by default")
+	}
+	_ = conn.Close()
+	checkServiceAccountUseCheck(t, mgr.webhookAddr, host, roots)
+	// Ready means the webhooks serve; the secure metrics server starts once
+	// its authentication filter is built, a moment later.
+	waitForLog(t, mgr.logs, "Serving metrics server", "the metrics server to start")
+	for name, addr := range map[string]string{"webhook": mgr.webhookAddr, "metrics": mgr.metricsAddr} {
+		//nolint:gosec // the point: a client that offers only TLS 1.1
+		if conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS11, MaxVersion: tls.VersionTLS11}); err == nil {
+			_ = conn.Close()
+			t.Errorf("the %s server accepted a TLS 1.1 client", name)
+		}
+	}
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // checks authn only
+	if resp, err := insecure.Get("https://" + mgr.metricsAddr + "/metrics"); err != nil {
+		t.Errorf("GET /metrics: %v", err)
+	} else if _ = resp.Body.Close(); resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		t.Errorf("GET /metrics without a token: %s, want 401 or 403", resp.Status)
+	}
+
+	// The controller's workers start once its informers have synced: by
+	// then every list and watch it makes has been authorized, or not.
+	waitForLog(t, mgr.logs, "Starting workers", "the controller's workers to start")
+	if err := mgr.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-mgr.exited:
+		if err != nil {
+			t.Errorf("the manager stopped with %v on SIGTERM, want exit 0", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Error("the manager did not stop within 40s of SIGTERM")
+	}
+	for _, line := range strings.Split(mgr.logs.String(), "\n") {
+		if strings.Contains(line, "forbidden") {
+			t.Errorf("the installed RBAC forbids the manager something: %s", line)
+		}
+	}
+}
+
+// runningManager is a manager process that has become ready, and the
+// addresses it serves on.
+type runningManager struct {
+	cmd                      *exec.Cmd
+	logs                     *syncBuffer
+	exited                   chan error // receives cmd.Wait's result
+	webhookAddr, metricsAddr string
+}
+
+// startManager starts the manager binary with the installed Deployment's
+// arguments (but for local addresses and leader election) as the installed
+// service account, and returns once it is ready. A manager that exits
+// because another process took one of its ports between testenv.FreeAddr
+// and its bind is started again on new ones, a few times.
+func startManager(t *testing.T, c *cluster, d *appsv1.Deployment) *runningManager {
+	t.Helper()
+	bin, kubeconfig := buildManager(t), c.kubeconfigAs(t, "system:serviceaccount:"+d.Namespace+":"+d.Spec.Template.Spec.ServiceAccountName)
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		mgr, err := startManagerOnce(t, bin, kubeconfig, d)
+		if err == nil {
+			return mgr
+		}
+		if attempt == attempts || !strings.Contains(mgr.logs.String(), "address already in use") {
+			t.Fatalf("the manager exited before it was ready (attempt %d of %d): %v", attempt, attempts, err)
+		}
+		t.Logf("the manager found a port taken (attempt %d of %d); starting it again on new ports", attempt, attempts)
+	}
+}
+
+// startManagerOnce starts the manager on new local ports and returns once
+// it is ready, or the error it exited with before it was. It fails the
+// test if the manager is neither ready nor gone after 90s.
+func startManagerOnce(t *testing.T, bin, kubeconfig string, d *appsv1.Deployment) (*runningManager, error) {
+	t.Helper()
 	webhookAddr, probeAddr, metricsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	_, webhookPort, _ := net.SplitHostPort(webhookAddr)
-	args := []string{"--kubeconfig=" + c.kubeconfigAs(t, sa), "--webhook-host=127.0.0.1", "--webhook-port=" + webhookPort}
-	for _, a := range manager(t, &d).Args {
+	args := []string{"--kubeconfig=" + kubeconfig, "--webhook-host=127.0.0.1", "--webhook-port=" + webhookPort}
+	for _, a := range manager(t, d).Args {
 		switch {
 		case a == "--leader-elect":
 			// Out of a Pod, leader election finds no namespace for its Lease.
@@ -56,19 +144,23 @@ func testInstalledManager(t *testing.T, c *cluster, m manifests.Manifest) {
 		}
 		args = append(args, a)
 	}
-	cmd := exec.Command(buildManager(t), args...)
-	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+d.Namespace)
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
+	mgr := &runningManager{
+		cmd:         exec.Command(bin, args...),
+		logs:        &syncBuffer{},
+		exited:      make(chan error, 1),
+		webhookAddr: webhookAddr,
+		metricsAddr: metricsAddr,
+	}
+	mgr.cmd.Env = append(os.Environ(), "POD_NAMESPACE="+d.Namespace)
+	mgr.cmd.Stdout, mgr.cmd.Stderr = mgr.logs, mgr.logs
+	if err := mgr.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { mgr.exited <- mgr.cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = mgr.cmd.Process.Kill()
 		if t.Failed() {
-			t.Logf("manager logs:\n%s", logs.String())
+			t.Logf("manager logs:\n%s", mgr.logs.String())
 		}
 	})
 
@@ -78,68 +170,21 @@ func testInstalledManager(t *testing.T, c *cluster, m manifests.Manifest) {
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				return mgr, nil
 			}
 		}
 		select {
-		case err := <-exited:
-			t.Fatalf("the manager exited before it was ready: %v", err)
+		case err := <-mgr.exited:
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return mgr, err
 		default:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the manager was not ready after 90s (last: %v)", err)
 		}
 		time.Sleep(200 * time.Millisecond)
-	}
-
-	bundle := checkInjected(t, c, m)
-	host := "minitask-webhook-service." + d.Namespace + ".svc"
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(bundle)
-	conn, err := tls.Dial("tcp", webhookAddr, &tls.Config{RootCAs: roots, ServerName: host, NextProtos: []string{"h2", "http/1.1"}})
-	if err != nil {
-		t.Fatalf("the webhook server's certificate for %s does not verify against the injected CA bundle: %v", host, err)
-	}
-	if p := conn.ConnectionState().NegotiatedProtocol; p == "h2" {
-		t.Error("the webhook server negotiated HTTP/2, which is off by default")
-	}
-	_ = conn.Close()
-	checkServiceAccountUseCheck(t, webhookAddr, host, roots)
-	// Ready means the webhooks serve; the secure metrics server starts once
-	// its authentication filter is built, a moment later.
-	waitForLog(t, &logs, "Serving metrics server", "the metrics server to start")
-	for name, addr := range map[string]string{"webhook": webhookAddr, "metrics": metricsAddr} {
-		//nolint:gosec // the point: a client that offers only TLS 1.1
-		if conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS11, MaxVersion: tls.VersionTLS11}); err == nil {
-			_ = conn.Close()
-			t.Errorf("the %s server accepted a TLS 1.1 client", name)
-		}
-	}
-	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // checks authn only
-	if resp, err := insecure.Get("https://" + metricsAddr + "/metrics"); err != nil {
-		t.Errorf("GET /metrics: %v", err)
-	} else if _ = resp.Body.Close(); resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-		t.Errorf("GET /metrics without a token: %s, want 401 or 403", resp.Status)
-	}
-
-	// The controller's workers start once its informers have synced: by
-	// then every list and watch it makes has been authorized, or not.
-	waitForLog(t, &logs, "Starting workers", "the controller's workers to start")
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("the manager stopped with %v on SIGTERM, want exit 0", err)
-		}
-	case <-time.After(40 * time.Second):
-		t.Error("the manager did not stop within 40s of SIGTERM")
-	}
-	for _, line := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(line, "forbidden") {
-			t.Errorf("the installed RBAC forbids the manager something: %s", line)
-		}
 	}
 }
 
