@@ -65,15 +65,6 @@ func TestConversionReviewsOnV1beta1Writes(t *testing.T) {
 		defer stop()
 		w.checkEveryWrite(t, oneToV1alpha1)
 	})
-	t.Run("write latency", func(t *testing.T) {
-		fast := w.createLatencies(t, "fast", 200, 1)
-		w.rec.setDelay(50 * time.Millisecond)
-		slow := w.createLatencies(t, "slow", 200, 1)
-		w.rec.setDelay(0)
-		// Timing is reported, not asserted: the machine is shared.
-		t.Logf("200 v1beta1 creates: p50 %v p99 %v; with every review delayed 50 ms: p50 %v p99 %v",
-			fast.p(0.5), fast.p(0.99), slow.p(0.5), slow.p(0.99))
-	})
 	t.Run("no validating webhooks", func(t *testing.T) {
 		w.dropValidatingWebhooks(t)
 		w.checkEveryWrite(t, oneToV1alpha1)
@@ -93,10 +84,6 @@ func TestConversionReviewsWithoutWatchCache(t *testing.T) {
 	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), hooks: true}
 
 	t.Run("no watcher", func(t *testing.T) { w.checkEveryWrite(t, nil) })
-	t.Run("write latency", func(t *testing.T) {
-		none := w.createLatencies(t, "nocache", 200, 0)
-		t.Logf("200 v1beta1 creates, no review: p50 %v p99 %v", none.p(0.5), none.p(0.99))
-	})
 	t.Run("two v1alpha1 watches open", func(t *testing.T) {
 		stop := w.watchV1alpha1(t, 2)
 		defer stop()
@@ -258,33 +245,6 @@ func (w *reviewWriter) dropValidatingWebhooks(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	w.rec.take()
 	w.hooks = false
-}
-
-// latencies are one write's durations, sorted.
-type latencies []time.Duration
-
-func (l latencies) p(q float64) time.Duration {
-	return l[int(q*float64(len(l)-1))].Round(100 * time.Microsecond)
-}
-
-// createLatencies creates n TaskRuns one after another, as seen from the
-// client, and returns how long each create took. Each costs reviews reviews,
-// which it waits for before it returns.
-func (w *reviewWriter) createLatencies(t *testing.T, prefix string, n, reviews int) latencies {
-	t.Helper()
-	out := make(latencies, 0, n)
-	for i := range n {
-		run := w.newRun()
-		run.Name = fmt.Sprintf("%s-%d", prefix, i)
-		start := time.Now()
-		if err := w.env.Client.Create(context.Background(), run); err != nil {
-			t.Fatalf("creating %s: %v", run.Name, err)
-		}
-		out = append(out, time.Since(start))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	w.rec.wait(n * reviews)
-	return out
 }
 
 // reviewRecorder records every ConversionReview the API server sends, as
