@@ -9,7 +9,8 @@
 #
 # Suites: conversion (the conversion handler in-process, against its floor),
 # envtest (conversion over HTTPS, LIST through conversion, the cold LIST
-# after a kube-apiserver restart, the storage migration: against a
+# after a kube-apiserver restart, v1beta1 write latency with and without
+# conversion reviews, the storage migration: against a
 # kube-apiserver and etcd on loopback), cluster
 # (bin/manager on a local kwok cluster: throughput, latency, writes, memory).
 # Numbers mean something only on an otherwise idle machine: the report shows
@@ -37,7 +38,7 @@ commands() {
 		echo "go test -run=^$ -bench=ConversionHandler -benchmem -count=3 -benchtime=0.5s -timeout=30m ./webhooks/conversion/"
 		;;
 	envtest)
-		echo "go test -run=^$ -bench=ConversionHTTPS|ListThroughConversion -benchtime=1x -timeout=30m ./webhooks/conversion/"
+		echo "go test -run=^$ -bench=ConversionHTTPS|ListThroughConversion|WriteLatency -benchtime=1x -timeout=30m ./webhooks/conversion/"
 		echo "go test -run=^$ -bench=ColdList -benchtime=1x -timeout=30m ./webhooks/conversion/"
 		echo "go test -run=^$ -bench=StorageMigration -benchtime=1x -timeout=30m ./internal/storagemigration/"
 		;;

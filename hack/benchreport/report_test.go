@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +27,8 @@ BenchmarkReconcileBurst/runs=1000-2   1   1 ns/op   4 writes/run   0 finished-ru
 BenchmarkTTLDeletion/runs=1000-2    1   1 ns/op   62.5 deletions/s
 BenchmarkTTLDeletion/runs=10000-2   1   1 ns/op   45 deletions/s
 BenchmarkColdList-2   1   0 ns/op   5200 cold-v1alpha1-ms   2600 cold-v1beta1-ms   2 cold-ratio   105 MB
+BenchmarkWriteLatency/watch-cache=on/delay=0ms-2    1   5.1 max-ms   2.96 p50-ms   4.55 p99-ms   200 requests   1 reviews/create
+BenchmarkWriteLatency/watch-cache=off/delay=0ms-2   1   11.9 max-ms   1.99 p50-ms   7.24 p99-ms   200 requests   0 reviews/create
 `
 
 func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
@@ -70,6 +73,40 @@ func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
 			}
 			t.Errorf("no summary row for %q in:\n%s", tc.goal, summary)
 		})
+	}
+}
+
+// TestSectionRowPerResult checks a goal-less table with a row per result,
+// its keys first.
+func TestSectionRowPerResult(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.txt")
+	if err := os.WriteFile(path, []byte(sampleOutput), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results, _, err := readResults([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(sections, func(s section) bool { return s.base == "WriteLatency" })
+	if i < 0 {
+		t.Fatal("no WriteLatency section")
+	}
+	var b bytes.Buffer
+	writeSection(&b, sections[i], results)
+	var rows []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(line, "| ") {
+			rows = append(rows, line)
+		}
+	}
+	want := []string{
+		"| watch-cache | delay | creates | p50 | p99 | max | reviews per create | goal |",
+		"| --- | --- | --- | --- | --- | --- | --- | --- |",
+		"| on | 0ms | 200 | 2.96 ms | 4.55 ms | 5.10 ms | 1.00 |  |",
+		"| off | 0ms | 200 | 1.99 ms | 7.24 ms | 11.9 ms | 0 |  |",
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("WriteLatency table (-want +got):\n%s", diff)
 	}
 }
 
