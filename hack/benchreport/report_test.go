@@ -31,7 +31,9 @@ BenchmarkWriteLatency/watch-cache=on/delay=0ms-2    1   5.1 max-ms   2.96 p50-ms
 BenchmarkWriteLatency/watch-cache=off/delay=0ms-2   1   11.9 max-ms   1.99 p50-ms   7.24 p99-ms   200 requests   0 reviews/create
 `
 
-func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
+// readSample reads sampleOutput as the report reads its input files.
+func readSample(t *testing.T) ([]result, config) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "out.txt")
 	if err := os.WriteFile(path, []byte(sampleOutput), 0o644); err != nil {
 		t.Fatal(err)
@@ -40,6 +42,11 @@ func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return results, cfg
+}
+
+func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
+	results, cfg := readSample(t)
 	if diff := cmp.Diff([]string{"Test CPU"}, cfg["cpu"]); diff != "" {
 		t.Errorf("cpu config (-want +got):\n%s", diff)
 	}
@@ -79,14 +86,7 @@ func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
 // TestSectionRowPerResult checks a goal-less table with a row per result,
 // its keys first.
 func TestSectionRowPerResult(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out.txt")
-	if err := os.WriteFile(path, []byte(sampleOutput), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	results, _, err := readResults([]string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
+	results, _ := readSample(t)
 	i := slices.IndexFunc(sections, func(s section) bool { return s.base == "WriteLatency" })
 	if i < 0 {
 		t.Fatal("no WriteLatency section")
