@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	conversionmetrics "sigs.k8s.io/controller-runtime/pkg/webhook/conversion/metrics"
 )
 
@@ -72,7 +71,7 @@ func convertAll(ctx context.Context, h *handler, raws []jsontext.Value, plans []
 	}
 	for i, err := range errs {
 		if err != nil {
-			log.FromContext(ctx).Error(err, "Failing a conversion review", "object", i)
+			reviewLog(ctx).Error(err, "Failing a conversion review", "object", i)
 			return nil, fmt.Errorf("object %d: %w", i, err)
 		}
 	}

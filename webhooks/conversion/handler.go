@@ -77,7 +77,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ctx := log.IntoContext(r.Context(), h.log.WithValues("review", review.Request.UID))
+	ctx := log.IntoContext(withReviewUID(r.Context(), review.Request.UID), h.log)
 	response := h.convertReview(ctx, review.Request)
 	response.UID = review.Request.UID
 	review.Response, review.Request = response, nil
@@ -99,7 +99,7 @@ func (h *handler) convertReview(ctx context.Context, req *conversionRequest) *co
 	plans := make([]conversionPlan, len(req.Objects))
 	for i, raw := range req.Objects {
 		if plans[i], err = h.plan(raw, desired); err != nil {
-			log.FromContext(ctx).Error(err, "Failing a conversion review", "object", i)
+			reviewLog(ctx).Error(err, "Failing a conversion review", "object", i)
 			return failure(fmt.Errorf("object %d: %w", i, err))
 		}
 	}
@@ -188,7 +188,7 @@ func (h *handler) passThrough(ctx context.Context, raw []byte, plan conversionPl
 		return nil, fmt.Errorf("%s %s can be neither converted (%w) nor passed through: %w", from.Kind, name, cause, err)
 	}
 	passthroughTotal.WithLabelValues(from.Kind).Inc()
-	log.FromContext(ctx).Error(cause, "Passing an object through unconverted",
+	reviewLog(ctx).Error(cause, "Passing an object through unconverted",
 		"kind", from.Kind, "namespace", name.Namespace, "name", name.Name,
 		"apiVersion", from.GroupVersion().String(), "desiredAPIVersion", desired.String())
 	return out, nil
