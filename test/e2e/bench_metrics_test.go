@@ -209,50 +209,6 @@ func procStatusMB(tb testing.TB, pid int, key string) float64 {
 	return 0
 }
 
-// cpuSeconds is the CPU time, user and system, that the processes on this
-// machine have used so far, by command name (kube-apiserver, etcd, kwok,
-// manager, ...): where a benchmark's time went, on a machine where they all
-// share the cores.
-func cpuSeconds(tb testing.TB) map[string]float64 {
-	tb.Helper()
-	const clockTicks = 100 // USER_HZ on Linux
-	dirs, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	used := map[string]float64{}
-	for _, path := range dirs {
-		stat, err := os.ReadFile(path)
-		if err != nil {
-			continue // the process has exited
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after ")".
-		open, closing := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-		if open < 0 || closing < open {
-			continue
-		}
-		fields := strings.Fields(string(stat[closing+1:]))
-		if len(fields) < 13 {
-			continue
-		}
-		utime, _ := strconv.ParseFloat(fields[11], 64)
-		stime, _ := strconv.ParseFloat(fields[12], 64)
-		used[string(stat[open+1:closing])] += (utime + stime) / clockTicks
-	}
-	return used
-}
-
-// reportCPU reports the CPU seconds each of the cluster's processes used
-// between two cpuSeconds readings, as "<name>-cpu-s".
-func reportCPU(b *testing.B, before, after map[string]float64, prefix string) {
-	var busy []string
-	for name, s := range after {
-		if d := s - before[name]; d >= 0.5 {
-			busy = append(busy, fmt.Sprintf("%s %.1fs", name, d))
-		}
-	}
-	b.Logf("%sCPU used: %s", prefix, strings.Join(busy, ", "))
-	for _, name := range []string{"kube-apiserver", "etcd", "kwok-controller", "kube-scheduler", "kube-controller", "manager"} {
-		b.ReportMetric(after[name]-before[name], prefix+name+"-cpu-s")
-	}
-}
+// clusterProcesses are the processes whose CPU seconds the cluster
+// benchmarks report, as "<name>-cpu-s" (cpustat.Report).
+var clusterProcesses = []string{"kube-apiserver", "etcd", "kwok-controller", "kube-scheduler", "kube-controller", "manager"}

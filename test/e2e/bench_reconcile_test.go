@@ -18,6 +18,7 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
+	"github.com/minitask-dev/minitask/internal/testing/cpustat"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -42,9 +43,9 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	webhooksOnly := startManager(b, c, "--enable-controller=false")
 	create(b, c, floorTask())
 	floorNames := runNames("floor", burst)
-	cpu := cpuSeconds(b)
+	cpu := cpustat.Read(b)
 	floor := measureFloor(b, c, floorNames)
-	reportCPU(b, cpu, cpuSeconds(b), "floor-")
+	cpustat.Report(b, cpu, cpustat.Read(b), "floor-", clusterProcesses...)
 	webhooksOnly.stop()
 
 	m := startManagerWithMetrics(b, c, strings.Fields(os.Getenv("BENCH_MANAGER_ARGS"))...)
@@ -60,14 +61,14 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	managerBefore, apiBefore := m.metrics(b), apiServerMetrics(b, c)
 
 	names := runNames("burst", burst)
-	cpu = cpuSeconds(b)
+	cpu = cpustat.Read(b)
 	start := time.Now()
 	inParallel(b, loadWorkers, names, func(name string) error { return clock.createRun(context.Background(), c, name) })
 	created := time.Since(start)
 	allPods := clock.waitAll(b, clock.podSeen, names, 5*time.Minute, "every run's Pod").Sub(start)
 	allSucceeded := clock.waitAll(b, clock.finished, names, 5*time.Minute, "every run to finish").Sub(start)
 	managerAfter, apiAfter := m.metrics(b), apiServerMetrics(b, c)
-	reportCPU(b, cpu, cpuSeconds(b), "")
+	cpustat.Report(b, cpu, cpustat.Read(b), "", clusterProcesses...)
 
 	all, err := runs(context.Background(), c)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minitask-dev/minitask/internal/testing/cpustat"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkReconcileSustained(b *testing.B) {
 	defer ticker.Stop()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(names))
-	cpu := cpuSeconds(b)
+	cpu := cpustat.Read(b)
 	for _, name := range names {
 		<-ticker.C
 		wg.Go(func() {
@@ -42,7 +43,7 @@ func BenchmarkReconcileSustained(b *testing.B) {
 		b.Fatal(err)
 	}
 	clock.waitAll(b, clock.podSeen, names, time.Minute, "every run's Pod")
-	reportCPU(b, cpu, cpuSeconds(b), "")
+	cpustat.Report(b, cpu, cpustat.Read(b), "", clusterProcesses...)
 	latencies := clock.podLatencies(names)
 	b.ReportMetric(float64(len(names)), "runs")
 	b.ReportMetric(percentile(latencies, 0.50), "pod-p50-ms")

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/cpustat"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkTTLDeletion(b *testing.B) {
 	webhooksOnly.stop()
 	gcWatchesTaskRuns()
 
-	cpu := cpuSeconds(b)
+	cpu := cpustat.Read(b)
 	start = time.Now()
 	m := startManagerWithMetrics(b, c)
 	var allDeleted time.Duration
@@ -69,7 +70,7 @@ func BenchmarkTTLDeletion(b *testing.B) {
 		return nil
 	})
 	gone := time.Since(start)
-	reportCPU(b, cpu, cpuSeconds(b), "")
+	cpustat.Report(b, cpu, cpustat.Read(b), "", clusterProcesses...)
 	pods, err := countLeft(context.Background(), c, corev1.SchemeGroupVersion.WithKind("PodList"))
 	if err != nil {
 		b.Fatal(err)
