@@ -28,19 +28,30 @@ type Seconds map[string]float64
 // Read reads the CPU time of every process on the machine.
 func Read(tb testing.TB) Seconds {
 	tb.Helper()
-	return read(tb, func(int) bool { return true })
+	return read(tb, func(p process) (string, bool) { return p.comm, true })
 }
 
-// ReadChildren reads the CPU time of the processes this one started, such
-// as envtest's kube-apiserver and etcd, and not of others by the same names
-// that other programs on the machine run.
+// Self is the name ReadChildren gives this process (a test binary's comm is
+// its package's name, cut to 15 bytes).
+const Self = "self"
+
+// ReadChildren reads the CPU time of this process, as Self, and of the
+// processes it started, such as envtest's kube-apiserver and etcd; not that
+// of others by the same names that other programs on the machine run.
 func ReadChildren(tb testing.TB) Seconds {
 	tb.Helper()
 	self := os.Getpid()
-	return read(tb, func(ppid int) bool { return ppid == self })
+	return read(tb, func(p process) (string, bool) {
+		if p.pid == self {
+			return Self, true
+		}
+		return p.comm, p.ppid == self
+	})
 }
 
-func read(tb testing.TB, parentOK func(ppid int) bool) Seconds {
+// read adds up the CPU time of the processes that name names, under that
+// name.
+func read(tb testing.TB, name func(process) (string, bool)) Seconds {
 	tb.Helper()
 	paths, err := filepath.Glob("/proc/[0-9]*/stat")
 	if err != nil {
@@ -52,8 +63,12 @@ func read(tb testing.TB, parentOK func(ppid int) bool) Seconds {
 		if err != nil {
 			continue // the process has exited
 		}
-		if p, ok := parseStat(stat); ok && parentOK(p.ppid) {
-			used[p.comm] += p.cpu
+		p, ok := parseStat(stat)
+		if !ok {
+			continue
+		}
+		if n, ok := name(p); ok {
+			used[n] += p.cpu
 		}
 	}
 	return used
@@ -61,6 +76,7 @@ func read(tb testing.TB, parentOK func(ppid int) bool) Seconds {
 
 // process is what Read takes from one /proc/PID/stat.
 type process struct {
+	pid  int
 	comm string
 	ppid int
 	cpu  float64 // seconds, user and system
@@ -77,6 +93,10 @@ func parseStat(stat []byte) (process, bool) {
 	if len(fields) < 13 {
 		return process{}, false
 	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(stat[:open])))
+	if err != nil {
+		return process{}, false
+	}
 	ppid, err := strconv.Atoi(fields[1])
 	if err != nil {
 		return process{}, false
@@ -86,7 +106,7 @@ func parseStat(stat []byte) (process, bool) {
 	if err1 != nil || err2 != nil {
 		return process{}, false
 	}
-	return process{comm: string(stat[open+1 : closing]), ppid: ppid, cpu: (utime + stime) / clockTicks}, true
+	return process{pid: pid, comm: string(stat[open+1 : closing]), ppid: ppid, cpu: (utime + stime) / clockTicks}, true
 }
 
 // Report reports the CPU seconds that each of names used between two

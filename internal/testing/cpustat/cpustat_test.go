@@ -14,12 +14,12 @@ func TestParseStat(t *testing.T) {
 	}{
 		"a plain name": {
 			stat:   "4242 (kube-apiserver) S 17 4242 17 0 -1 4194560 1 0 0 0 1250 250 0 0 20 0 9 0 100 0 0",
-			want:   process{comm: "kube-apiserver", ppid: 17, cpu: 15},
+			want:   process{pid: 4242, comm: "kube-apiserver", ppid: 17, cpu: 15},
 			wantOK: true,
 		},
 		"a name with a space and a parenthesis": {
 			stat:   "7 (a (b) c) R 1 7 1 0 -1 0 0 0 0 0 3 2 0 0 20 0 1 0 5 0 0",
-			want:   process{comm: "a (b) c", ppid: 1, cpu: 0.05},
+			want:   process{pid: 7, comm: "a (b) c", ppid: 1, cpu: 0.05},
 			wantOK: true,
 		},
 		"cut short":  {stat: "7 (x) R 1 7 1"},
@@ -38,10 +38,11 @@ func TestParseStat(t *testing.T) {
 }
 
 // TestReadChildrenSeesNoneOfOthers checks that a test process that started
-// none sees no children, while Read sees this one.
+// none sees only itself, while Read sees every process.
 func TestReadChildrenSeesNoneOfOthers(t *testing.T) {
-	if got := ReadChildren(t); len(got) != 0 {
-		t.Errorf("ReadChildren = %v, want none", got)
+	got := ReadChildren(t)
+	if _, ok := got[Self]; !ok || len(got) != 1 {
+		t.Errorf("ReadChildren = %v, want %q alone", got, Self)
 	}
 	if len(Read(t)) == 0 {
 		t.Error("Read sees no process")
