@@ -29,6 +29,7 @@ BenchmarkTTLDeletion/runs=10000-2   1   1 ns/op   45 deletions/s
 BenchmarkColdList-2   1   0 ns/op   5200 cold-v1alpha1-ms   2600 cold-v1beta1-ms   2 cold-ratio   105 MB
 BenchmarkWriteLatency/watch-cache=on/delay=0ms-2    1   5.1 max-ms   2.96 p50-ms   4.55 p99-ms   200 requests   1 reviews/create
 BenchmarkWriteLatency/watch-cache=off/delay=0ms-2   1   11.9 max-ms   1.99 p50-ms   7.24 p99-ms   200 requests   0 reviews/create
+BenchmarkStorageMigration-2   1   4.040 create-etcd-cpu-s   3.442 create-kube-apiserver-cpu-ms/object   34.42 create-kube-apiserver-cpu-s   25.03 create-s   10.86 create-self-cpu-s   5.780 etcd-cpu-s   5.546 kube-apiserver-cpu-ms/object   55.46 kube-apiserver-cpu-s   37.52 migrate-s   266.5 objects/s   11.54 self-cpu-s   0 v1alpha1-left
 `
 
 // readSample reads sampleOutput as the report reads its input files.
@@ -68,6 +69,7 @@ func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
 		{"10,000 expired runs", "| deletions/s ≥ 50 | 45.0 | **missed** |"},
 		// A bound that the value may reach.
 		{"cold LIST of 10,000", "| cold-ratio ≤ 2 | 2.00 | met |"},
+		{"storage migration", "| migrate-s < 30 | 37.5 | **missed** |"},
 	} {
 		t.Run(tc.goal, func(t *testing.T) {
 			for _, line := range strings.Split(summary, "\n") {
@@ -83,13 +85,14 @@ func TestGoalsAreJudgedFromTheWorstResult(t *testing.T) {
 	}
 }
 
-// TestSectionRowPerResult checks a goal-less table with a row per result,
-// its keys first.
-func TestSectionRowPerResult(t *testing.T) {
+// sectionTable renders the section of benchmark base from sampleOutput and
+// returns its table's lines.
+func sectionTable(t *testing.T, base string) []string {
+	t.Helper()
 	results, _ := readSample(t)
-	i := slices.IndexFunc(sections, func(s section) bool { return s.base == "WriteLatency" })
+	i := slices.IndexFunc(sections, func(s section) bool { return s.base == base })
 	if i < 0 {
-		t.Fatal("no WriteLatency section")
+		t.Fatalf("no %s section", base)
 	}
 	var b bytes.Buffer
 	writeSection(&b, sections[i], results)
@@ -99,14 +102,45 @@ func TestSectionRowPerResult(t *testing.T) {
 			rows = append(rows, line)
 		}
 	}
+	return rows
+}
+
+// TestSectionRowPerResult checks a goal-less table with a row per result,
+// its keys first.
+func TestSectionRowPerResult(t *testing.T) {
 	want := []string{
 		"| watch-cache | delay | creates | p50 | p99 | max | reviews per create | goal |",
 		"| --- | --- | --- | --- | --- | --- | --- | --- |",
 		"| on | 0ms | 200 | 2.96 ms | 4.55 ms | 5.10 ms | 1.00 |  |",
 		"| off | 0ms | 200 | 1.99 ms | 7.24 ms | 11.9 ms | 0 |  |",
 	}
-	if diff := cmp.Diff(want, rows); diff != "" {
+	if diff := cmp.Diff(want, sectionTable(t, "WriteLatency")); diff != "" {
 		t.Errorf("WriteLatency table (-want +got):\n%s", diff)
+	}
+}
+
+// TestSectionMeasurePerRow checks a one-result table, a row per measure:
+// the storage migration's, its goal beside the time, and the CPU seconds
+// of the migration and of the creation it is compared with.
+func TestSectionMeasurePerRow(t *testing.T) {
+	want := []string{
+		"| measure | value | goal |",
+		"| --- | --- | --- |",
+		"| time | 37.5 s | migrate-s < 30: **missed** |",
+		"| rate | 266 objects/s |  |",
+		"| left in v1alpha1 | 0 |  |",
+		"| CPU: kube-apiserver | 55.5 s |  |",
+		"| CPU: kube-apiserver per object | 5.55 ms |  |",
+		"| CPU: etcd | 5.78 s |  |",
+		"| CPU: webhook and migration | 11.5 s |  |",
+		"| reference: creating the objects (16 clients) | 25.0 s |  |",
+		"| creation CPU: kube-apiserver | 34.4 s |  |",
+		"| creation CPU: kube-apiserver per object | 3.44 ms |  |",
+		"| creation CPU: etcd | 4.04 s |  |",
+		"| creation CPU: webhook | 10.9 s |  |",
+	}
+	if diff := cmp.Diff(want, sectionTable(t, "StorageMigration")); diff != "" {
+		t.Errorf("StorageMigration table (-want +got):\n%s", diff)
 	}
 }
 
