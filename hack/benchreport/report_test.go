@@ -105,42 +105,40 @@ func sectionTable(t *testing.T, base string) []string {
 	return rows
 }
 
-// TestSectionRowPerResult checks a goal-less table with a row per result,
-// its keys first.
-func TestSectionRowPerResult(t *testing.T) {
-	want := []string{
-		"| watch-cache | delay | creates | p50 | p99 | max | reviews per create | goal |",
-		"| --- | --- | --- | --- | --- | --- | --- | --- |",
-		"| on | 0ms | 200 | 2.96 ms | 4.55 ms | 5.10 ms | 1.00 |  |",
-		"| off | 0ms | 200 | 1.99 ms | 7.24 ms | 11.9 ms | 0 |  |",
-	}
-	if diff := cmp.Diff(want, sectionTable(t, "WriteLatency")); diff != "" {
-		t.Errorf("WriteLatency table (-want +got):\n%s", diff)
-	}
-}
-
-// TestSectionMeasurePerRow checks a one-result table, a row per measure:
-// the storage migration's, its goal beside the time, and the CPU seconds
-// of the migration and of the creation it is compared with.
-func TestSectionMeasurePerRow(t *testing.T) {
-	want := []string{
-		"| measure | value | goal |",
-		"| --- | --- | --- |",
-		"| time | 37.5 s | migrate-s < 30: **missed** |",
-		"| rate | 266 objects/s |  |",
-		"| left in v1alpha1 | 0 |  |",
-		"| CPU: kube-apiserver | 55.5 s |  |",
-		"| CPU: kube-apiserver per object | 5.55 ms |  |",
-		"| CPU: etcd | 5.78 s |  |",
-		"| CPU: webhook and migration | 11.5 s |  |",
-		"| reference: creating the objects (16 clients) | 25.0 s |  |",
-		"| creation CPU: kube-apiserver | 34.4 s |  |",
-		"| creation CPU: kube-apiserver per object | 3.44 ms |  |",
-		"| creation CPU: etcd | 4.04 s |  |",
-		"| creation CPU: webhook | 10.9 s |  |",
-	}
-	if diff := cmp.Diff(want, sectionTable(t, "StorageMigration")); diff != "" {
-		t.Errorf("StorageMigration table (-want +got):\n%s", diff)
+// TestSectionTables checks the two kinds of table: a row per result, its
+// keys first (WriteLatency, without a goal), and a row per measure of one
+// result (the storage migration: its goal beside the time, and the CPU
+// seconds of the migration and of the creation it is compared with).
+func TestSectionTables(t *testing.T) {
+	for base, want := range map[string][]string{
+		"WriteLatency": {
+			"| watch-cache | delay | creates | p50 | p99 | max | reviews per create | goal |",
+			"| --- | --- | --- | --- | --- | --- | --- | --- |",
+			"| on | 0ms | 200 | 2.96 ms | 4.55 ms | 5.10 ms | 1.00 |  |",
+			"| off | 0ms | 200 | 1.99 ms | 7.24 ms | 11.9 ms | 0 |  |",
+		},
+		"StorageMigration": {
+			"| measure | value | goal |",
+			"| --- | --- | --- |",
+			"| time | 37.5 s | migrate-s < 30: **missed** |",
+			"| rate | 266 objects/s |  |",
+			"| left in v1alpha1 | 0 |  |",
+			"| CPU: kube-apiserver | 55.5 s |  |",
+			"| CPU: kube-apiserver per object | 5.55 ms |  |",
+			"| CPU: etcd | 5.78 s |  |",
+			"| CPU: webhook and migration | 11.5 s |  |",
+			"| reference: creating the objects (16 clients) | 25.0 s |  |",
+			"| creation CPU: kube-apiserver | 34.4 s |  |",
+			"| creation CPU: kube-apiserver per object | 3.44 ms |  |",
+			"| creation CPU: etcd | 4.04 s |  |",
+			"| creation CPU: webhook | 10.9 s |  |",
+		},
+	} {
+		t.Run(base, func(t *testing.T) {
+			if diff := cmp.Diff(want, sectionTable(t, base)); diff != "" {
+				t.Errorf("%s table (-want +got):\n%s", base, diff)
+			}
+		})
 	}
 }
 
