@@ -189,3 +189,52 @@ func TestGoalBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestRatioToFloorTakesThePairedMeasurement: where the handler and the
+// codec's floor were measured turn about, their ratio is the one to that
+// floor; the ratio to the faster floor is the higher of the two ratios.
+func TestRatioToFloorTakesThePairedMeasurement(t *testing.T) {
+	const name = "BenchmarkConversionHandler/kind=TaskRun/to=v1beta1/objects=1/"
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  float64
+	}{
+		{"no pair: the ratio to the faster floor", []string{
+			"convert-2 10 120 ns/op", "floor-2 10 100 ns/op", "floor-encoding-json-2 10 150 ns/op"}, 1.2},
+		{"the pair's ratio, not the floor's measured apart", []string{
+			"convert-2 10 120 ns/op", "floor-2 10 100 ns/op", "floor-encoding-json-2 10 150 ns/op",
+			"paired-2 10 250 ns/op 1.3 ratio"}, 1.3},
+		{"the median of the pair's runs", []string{
+			"convert-2 10 120 ns/op", "floor-2 10 100 ns/op",
+			"paired-2 10 250 ns/op 1.3 ratio", "paired-2 10 250 ns/op 1.6 ratio", "paired-2 10 250 ns/op 1.4 ratio"}, 1.4},
+		{"encoding/json's floor faster still", []string{
+			"convert-2 10 200 ns/op", "floor-2 10 100 ns/op", "floor-encoding-json-2 10 80 ns/op",
+			"paired-2 10 300 ns/op 1.9 ratio"}, 2.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			for _, line := range tc.lines {
+				out.WriteString(name + line + "\n")
+			}
+			path := filepath.Join(t.TempDir(), "out.txt")
+			if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			results, _, err := readResults([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			deriveRatios(results)
+			for _, r := range results {
+				if r.hasMode("convert") {
+					if got := r.values[unitRatioToFloor]; got != tc.want {
+						t.Errorf("ratio to the floor %v, want %v", got, tc.want)
+					}
+					return
+				}
+			}
+			t.Fatal("no convert result")
+		})
+	}
+}

@@ -37,11 +37,18 @@ var benchmarkSizes = []int{1, 100, 1500, 10000}
 // plus converting each object, so the ratio to the faster floor is what
 // conversion itself costs. The floors run on one goroutine; the handler
 // converts a large review's objects on every processor (convertAll).
+//
+// "paired" measures the handler and the codec's floor turn about, on the
+// same review, and reports each one's time per review (convert-ns/op,
+// floor-ns/op) and their ratio: on a shared machine whose speed drifts by tens of percent
+// within minutes, the two sides of a ratio measured apart drift apart too,
+// while a pair shares whatever the machine is doing.
 func BenchmarkConversionHandler(b *testing.B) {
 	scheme := newTestScheme(b)
+	convert, floor := newConversionHandler(b, scheme), &codecFloor{scheme: scheme}
 	modes := []handlerMode{
-		{"convert", newConversionHandler(b, scheme)},
-		{"floor", &codecFloor{scheme: scheme}},
+		{"convert", convert},
+		{"floor", floor},
 		{"floor-encoding-json", &decodeEncodeFloor{decoder: crconversion.NewDecoder(scheme)}},
 	}
 	for _, input := range benchmarkInputs(b) {
@@ -57,8 +64,29 @@ func BenchmarkConversionHandler(b *testing.B) {
 					}
 				})
 			}
+			b.Run(name+"/paired", func(b *testing.B) { benchmarkPaired(b, convert, floor, body) })
 		}
 	}
+}
+
+// benchmarkPaired serves body to convert and to floor in turn, each first
+// every other time, and reports the time each took per review.
+func benchmarkPaired(b *testing.B, convert, floor http.Handler, body []byte) {
+	var spent [2]time.Duration // convert, floor
+	handlers := [2]http.Handler{convert, floor}
+	turn := 0
+	for b.Loop() {
+		for i := range handlers {
+			h := (turn + i) % 2
+			start := time.Now()
+			serveReview(b, handlers[h], body)
+			spent[h] += time.Since(start)
+		}
+		turn++
+	}
+	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "convert-ns/op")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "floor-ns/op")
+	b.ReportMetric(float64(spent[0])/float64(spent[1]), "ratio")
 }
 
 // handlerMode is one handler the benchmark measures on every input.
