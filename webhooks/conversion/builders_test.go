@@ -85,24 +85,25 @@ func stashed(lostJSON string) (key, value string) {
 // how the hub object it gives differs from want.
 func checkToHub[S, H any](t *testing.T, convert func(context.Context, *S, *H) error, spoke *S, want *H) {
 	t.Helper()
-	got := new(H)
-	if err := convert(t.Context(), spoke, got); err != nil {
-		t.Fatalf("converting to the hub: %v", err)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("converting to the hub: mismatch (-want +got):\n%s", diff)
-	}
+	checkConversion(t, "converting to the hub", convert, spoke, want)
 }
 
 // checkFromHub converts hub with convert, as a table case does, and reports
 // how the spoke object it gives differs from want.
 func checkFromHub[H, S any](t *testing.T, convert func(context.Context, *H, *S) error, hub *H, want *S) {
 	t.Helper()
-	got := new(S)
-	if err := convert(t.Context(), hub, got); err != nil {
-		t.Fatalf("converting from the hub: %v", err)
+	checkConversion(t, "converting from the hub", convert, hub, want)
+}
+
+// checkConversion converts in with convert and reports, under what, how the
+// object it gives differs from want.
+func checkConversion[In, Out any](t *testing.T, what string, convert func(context.Context, *In, *Out) error, in *In, want *Out) {
+	t.Helper()
+	got := new(Out)
+	if err := convert(t.Context(), in, got); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("converting from the hub: mismatch (-want +got):\n%s", diff)
+		t.Errorf("%s: mismatch (-want +got):\n%s", what, diff)
 	}
 }

@@ -28,15 +28,17 @@ const AnnotationConversionDataOmitted = "minitask.dev/conversion-data-omitted"
 // keys and values together (apimachinery's TotalAnnotationSizeLimitB, 256 KiB).
 const MaxAnnotationsBytes = apivalidation.TotalAnnotationSizeLimitB
 
-// stashOptions read and write the annotation as encoding/json does (json/v1's
+// stashOptions write the annotation as encoding/json does (json/v1's
 // options: the same meaning in less time, and the bytes of a stash those
-// release 2 wrote).
+// release 2 wrote), and are what stashReadOptions read it with.
 var stashOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), timeReading)
 
-// stashReadOptions read it without encoding/json's check of the whole
-// annotation's syntax before decoding it, a second pass over it: an
-// annotation that does not parse is ignored either way, since what was
-// decoded before the error is dropped with it (restoreLostFields).
+// stashReadOptions read the annotation: stashOptions without encoding/json's
+// check of the whole annotation's syntax before decoding it, a second pass
+// over it. An annotation that does not parse is ignored either way, since
+// what was decoded before the error is dropped with it (restoreLostFields).
+// Writing keeps the check's other half, encoding/json's tolerance of a
+// struct's tag errors, so that a stash is never lost to one.
 var stashReadOptions = jsonv2.JoinOptions(stashOptions, jsonv1.ReportErrorsWithLegacySemantics(false))
 
 // conversionData is the annotation's JSON, read and written with
