@@ -51,9 +51,11 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	if string(data) == "null" {
 		return nil
 	}
-	var text string
-	if err := json.Unmarshal(data, &text); err != nil {
-		return fmt.Errorf("a duration must be a string such as 1h30m: %w", err)
+	text, plain := plainJSONString(data)
+	if !plain {
+		if err := json.Unmarshal(data, &text); err != nil {
+			return fmt.Errorf("a duration must be a string such as 1h30m: %w", err)
+		}
 	}
 	parsed, err := time.ParseDuration(text)
 	if err != nil {
@@ -64,7 +66,36 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON writes String().
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+func (d Duration) MarshalJSON() ([]byte, error) {
+	text := d.String()
+	if isPlain(text) {
+		return append(append(append(make([]byte, 0, len(text)+2), '"'), text...), '"'), nil
+	}
+	return json.Marshal(text)
+}
+
+// plainJSONString returns what data, a JSON string, says when it is plain
+// (see isPlain) and so needs no unescaping. Every duration but those in µs
+// is plain; the others go through encoding/json, which costs ten times as
+// much (a TaskRun's timeout is converted on every read of a stored
+// v1alpha1 object).
+func plainJSONString(data []byte) (string, bool) {
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' || !isPlain(data[1:len(data)-1]) {
+		return "", false
+	}
+	return string(data[1 : len(data)-1]), true
+}
+
+// isPlain reports whether s is printable ASCII that encoding/json writes
+// unchanged between quotes: no quote, backslash or HTML character to escape.
+func isPlain[S ~string | ~[]byte](s S) bool {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
 
 // ToUnstructured implements apimachinery's value.UnstructuredConverter, as
 // metav1.Duration does, so that unstructured and server-side apply

@@ -3,6 +3,7 @@ package conversion
 import (
 	"context"
 	"maps"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -117,6 +118,12 @@ func setConversionAnnotations(meta *metav1.ObjectMeta, data string, omitted bool
 	if hasStash == (data != "") && stash == data && hasMarker == omitted {
 		return
 	}
+	if data == "" && !omitted && onlyConversionAnnotations(meta.Annotations) {
+		// What a v1alpha1 object with no annotations of its own converts to:
+		// no map to copy.
+		meta.Annotations = nil
+		return
+	}
 	annotations := make(map[string]string, len(meta.Annotations)+1)
 	maps.Copy(annotations, meta.Annotations)
 	delete(annotations, AnnotationConversionData)
@@ -133,6 +140,17 @@ func setConversionAnnotations(meta *metav1.ObjectMeta, data string, omitted bool
 	meta.Annotations = annotations
 }
 
+// onlyConversionAnnotations reports whether annotations hold no key but
+// the conversion annotations.
+func onlyConversionAnnotations(annotations map[string]string) bool {
+	for k := range annotations {
+		if k != AnnotationConversionData && k != AnnotationConversionDataOmitted {
+			return false
+		}
+	}
+	return true
+}
+
 // restoreLostFields reads meta's conversion annotation into lost and removes
 // both conversion annotations. An annotation that does not parse is ignored:
 // conversion must not fail, and the fields v1alpha1 expresses are converted
@@ -144,7 +162,8 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 		return
 	}
 	var data conversionData[T]
-	if err := jsonv2.Unmarshal([]byte(value), &data, stashReadOptions); err != nil {
+	// Read from the string itself: a copy as []byte would be as long.
+	if err := jsonv2.UnmarshalRead(strings.NewReader(value), &data, stashReadOptions); err != nil {
 		log.FromContext(ctx).V(1).Info("Ignoring unparsable conversion annotation",
 			"namespace", meta.Namespace, "name", meta.Name,
 			"annotation", AnnotationConversionData, "error", err.Error())
