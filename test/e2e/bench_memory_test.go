@@ -82,7 +82,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 	time.Sleep(30 * time.Second)
 	m.collectGarbage(b)
 	rssAfterGC := settledRSSMB(b, m)
-	heap := m.metrics(b).sum("go_memstats_heap_inuse_bytes", nil)
+	heap := m.metrics(b).Sum("go_memstats_heap_inuse_bytes", nil)
 	m.saveProfile(b, "heap", "manager-heap-10000-finished-runs")
 	b.ReportMetric(rss, "rss-MB")
 	b.ReportMetric(rssAfterGC, "rss-after-gc-MB")

@@ -3,8 +3,6 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,51 +12,16 @@ import (
 	"strings"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-	"k8s.io/client-go/kubernetes"
-
+	"github.com/minitask-dev/minitask/internal/testing/promscrape"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
 // This file reads the numbers the benchmarks report from where they are
 // kept: Prometheus metrics (the manager's and the API server's) and /proc.
 
-// metricFamilies is one scrape of a Prometheus endpoint.
-type metricFamilies map[string]*dto.MetricFamily
-
-func parseMetrics(tb testing.TB, text []byte) metricFamilies {
-	tb.Helper()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
-	if err != nil {
-		tb.Fatalf("parsing metrics: %v", err)
-	}
-	return families
-}
-
-// sum adds up the counters (or gauges) of family whose labels include all
-// of want.
-func (f metricFamilies) sum(family string, want map[string]string) float64 {
-	var total float64
-	for _, m := range f[family].GetMetric() {
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		matches := true
-		for k, v := range want {
-			if labels[k] != v {
-				matches = false
-			}
-		}
-		if matches {
-			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return total
-}
+// metricFamilies is one scrape of a Prometheus endpoint, with what the
+// benchmarks read of it.
+type metricFamilies struct{ promscrape.Families }
 
 // managerMetrics scrapes the manager's metrics endpoint, served over plain
 // HTTP on loopback when it runs with metricsArgs.
@@ -73,7 +36,7 @@ func (m *manager) metrics(tb testing.TB) metricFamilies {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		tb.Fatalf("scraping the manager's metrics: HTTP %d, %v", resp.StatusCode, err)
 	}
-	return parseMetrics(tb, body)
+	return metricFamilies{promscrape.Parse(tb, body)}
 }
 
 // startManagerWithMetrics starts the manager as startManager does, with its
@@ -132,13 +95,13 @@ func (m *manager) collectGarbage(tb testing.TB) {
 // reconciles is how many times the manager's TaskRun controller has
 // reconciled since it started, whatever the result.
 func (f metricFamilies) reconciles() float64 {
-	return f.sum("controller_runtime_reconcile_total", map[string]string{"controller": "taskrun"})
+	return f.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "taskrun"})
 }
 
 // conversions is how many conversion requests the manager's webhook server
 // has answered since it started.
 func (f metricFamilies) conversions() float64 {
-	return f.sum("controller_runtime_webhook_requests_total", map[string]string{"webhook": "/convert"})
+	return f.Sum("controller_runtime_webhook_requests_total", map[string]string{"webhook": "/convert"})
 }
 
 // writes is how many write requests the manager's clients have sent since it
@@ -146,7 +109,7 @@ func (f metricFamilies) conversions() float64 {
 func (f metricFamilies) writes() float64 {
 	var n float64
 	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-		n += f.sum("rest_client_requests_total", map[string]string{"method": method})
+		n += f.Sum("rest_client_requests_total", map[string]string{"method": method})
 	}
 	return n
 }
@@ -155,15 +118,7 @@ func (f metricFamilies) writes() float64 {
 // by resource and verb whoever sent them.
 func apiServerMetrics(tb testing.TB, c *cluster) metricFamilies {
 	tb.Helper()
-	clientset, err := kubernetes.NewForConfig(c.config)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	body, err := clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		tb.Fatalf("scraping the API server's metrics: %v", err)
-	}
-	return parseMetrics(tb, body)
+	return metricFamilies{promscrape.APIServer(tb, c.config)}
 }
 
 // runAndPodWrites is how many writes the API server has served that only
@@ -173,10 +128,10 @@ func apiServerMetrics(tb testing.TB, c *cluster) metricFamilies {
 func (f metricFamilies) runAndPodWrites() float64 {
 	var n float64
 	for _, verb := range []string{"PATCH", "PUT", "APPLY"} {
-		n += f.sum("apiserver_request_total", map[string]string{"resource": "taskruns", "subresource": "status", "verb": verb})
+		n += f.Sum("apiserver_request_total", map[string]string{"resource": "taskruns", "subresource": "status", "verb": verb})
 	}
 	for _, verb := range []string{"POST", "PATCH", "PUT", "APPLY", "DELETE"} {
-		n += f.sum("apiserver_request_total", map[string]string{"resource": "pods", "subresource": "", "verb": verb})
+		n += f.Sum("apiserver_request_total", map[string]string{"resource": "pods", "subresource": "", "verb": verb})
 	}
 	return n
 }

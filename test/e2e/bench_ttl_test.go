@@ -57,7 +57,7 @@ func BenchmarkTTLDeletion(b *testing.B) {
 	m := startManagerWithMetrics(b, c)
 	var allDeleted time.Duration
 	waitFor(b, 20*time.Minute, "every expired run to be gone", func(ctx context.Context) error {
-		if allDeleted == 0 && m.metrics(b).sum("minitask_taskruns_deleted_total", nil) >= expiredRuns {
+		if allDeleted == 0 && m.metrics(b).Sum("minitask_taskruns_deleted_total", nil) >= expiredRuns {
 			allDeleted = time.Since(start)
 		}
 		left, err := countLeft(ctx, c, v1beta1.GroupVersion.WithKind("TaskRunList"))
