@@ -128,7 +128,8 @@ func BenchmarkStorageMigration(b *testing.B) {
 // reportAPIServerWork reports, per object of n, between two scrapes of the
 // API server's metrics: how many times it ran the admission chain's
 // validating step for operation (the metric has no resource label; nothing
-// else writes during the benchmark), and how many reads and writes
+// else writes during the benchmark) and the milliseconds it spent there,
+// and how many reads and writes
 // (etcdWrite) it sent etcd for minitask's resources.
 func reportAPIServerWork(b *testing.B, prefix, operation, etcdWrite string, before, after promscrape.Families, n int) {
 	perObject := func(family string, labels map[string]string) float64 {
@@ -136,6 +137,16 @@ func reportAPIServerWork(b *testing.B, prefix, operation, etcdWrite string, befo
 	}
 	b.ReportMetric(perObject("apiserver_admission_step_admission_duration_seconds",
 		map[string]string{"operation": operation, "type": "validate"}), prefix+"admission-passes/object")
+	// Where the admission passes spend their time: the whole validating step,
+	// the CEL match conditions deciding which webhooks to call, and the calls.
+	msPerObject := func(family string, labels map[string]string) float64 {
+		return 1000 * (after.SampleSum(family, labels) - before.SampleSum(family, labels)) / float64(n)
+	}
+	b.ReportMetric(msPerObject("apiserver_admission_step_admission_duration_seconds",
+		map[string]string{"operation": operation, "type": "validate"}), prefix+"admission-validate-ms/object")
+	b.ReportMetric(msPerObject("apiserver_admission_match_condition_evaluation_seconds", nil), prefix+"match-conditions-ms/object")
+	b.ReportMetric(msPerObject("apiserver_admission_webhook_admission_duration_seconds",
+		map[string]string{"operation": operation}), prefix+"webhook-calls-ms/object")
 	b.ReportMetric(perObject("etcd_requests_total", map[string]string{"group": v1beta1.GroupVersion.Group, "operation": "get"}),
 		prefix+"etcd-reads/object")
 	b.ReportMetric(perObject("etcd_requests_total", map[string]string{"group": v1beta1.GroupVersion.Group, "operation": etcdWrite}),

@@ -57,6 +57,19 @@ func (f Families) Sum(family string, want map[string]string) float64 {
 	return total
 }
 
+// SampleSum adds up the sums of the observations of family's histograms and
+// summaries whose labels include all of want: for a duration histogram, the
+// seconds spent in what it times.
+func (f Families) SampleSum(family string, want map[string]string) float64 {
+	var total float64
+	for _, m := range f[family].GetMetric() {
+		if hasLabels(m, want) {
+			total += m.GetHistogram().GetSampleSum() + m.GetSummary().GetSampleSum()
+		}
+	}
+	return total
+}
+
 func hasLabels(m *dto.Metric, want map[string]string) bool {
 	labels := make(map[string]string, len(m.GetLabel()))
 	for _, l := range m.GetLabel() {

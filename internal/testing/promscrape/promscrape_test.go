@@ -45,3 +45,24 @@ func TestSumAddsWhatMatchesEveryLabel(t *testing.T) {
 		})
 	}
 }
+
+func TestSampleSumAddsTheObservationsOfWhatMatches(t *testing.T) {
+	families := Parse(t, []byte(scrape))
+	tests := map[string]struct {
+		family string
+		labels map[string]string
+		want   float64
+	}{
+		"every histogram":      {"step_seconds", nil, 0.6},
+		"one label":            {"step_seconds", map[string]string{"type": "validate"}, 0.5},
+		"a counter has none":   {"requests_total", nil, 0},
+		"a family not scraped": {"missing_seconds", nil, 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, families.SampleSum(tc.family, tc.labels)); diff != "" {
+				t.Errorf("SampleSum(%s, %v) (-want +got):\n%s", tc.family, tc.labels, diff)
+			}
+		})
+	}
+}
