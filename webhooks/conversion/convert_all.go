@@ -31,49 +31,69 @@ const panicMessage = "internal error occurred during conversion"
 // can be neither converted nor passed through, and on any panic, which it
 // recovers on the goroutine that panicked.
 func convertAll(ctx context.Context, h *handler, raws []jsontext.Value, plans []conversionPlan) ([]jsontext.Value, error) {
-	objects := make([]jsontext.Value, len(raws))
-	errs := make([]error, len(raws))
-	var (
-		next     atomic.Int64
-		panicked atomic.Bool
-		wg       sync.WaitGroup
-	)
-	work := func() {
-		defer wg.Done()
-		defer func() {
-			// Counted and logged once a review, as controller-runtime's
-			// handler does, however many goroutines panic.
-			if r := recover(); r != nil && panicked.CompareAndSwap(false, true) {
-				conversionmetrics.WebhookPanics.WithLabelValues().Inc()
-				for _, fn := range utilruntime.PanicHandlers {
-					fn(ctx, r)
-				}
-			}
-		}()
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(raws) || panicked.Load() {
-				return
-			}
-			objects[i], errs[i] = h.convertObject(ctx, raws[i], plans[i])
-		}
+	b := batch{ctx: ctx, h: h, raws: raws, plans: plans,
+		objects: make([]jsontext.Value, len(raws)), errs: make([]error, len(raws))}
+	if workers := min(runtime.GOMAXPROCS(0), 1+len(raws)/objectsPerWorker); workers > 1 {
+		b.convertInParallel(workers)
+	} else {
+		// Most reviews hold one object (a GET, a write, a watch event):
+		// converted here, without the goroutines' bookkeeping.
+		b.convert()
 	}
-	workers := min(runtime.GOMAXPROCS(0), 1+len(raws)/objectsPerWorker)
-	wg.Add(workers)
-	for range workers - 1 {
-		go work()
-	}
-	work()
-	wg.Wait()
 
-	if panicked.Load() {
+	if b.panicked.Load() {
 		return nil, errors.New(panicMessage)
 	}
-	for i, err := range errs {
+	for i, err := range b.errs {
 		if err != nil {
 			reviewLog(ctx).Error(err, "Failing a conversion review", "object", i)
 			return nil, fmt.Errorf("object %d: %w", i, err)
 		}
 	}
-	return objects, nil
+	return b.objects, nil
+}
+
+// batch is one review's objects being converted: the next to take, and
+// what each became.
+type batch struct {
+	ctx   context.Context
+	h     *handler
+	raws  []jsontext.Value
+	plans []conversionPlan
+
+	objects  []jsontext.Value
+	errs     []error
+	next     atomic.Int64
+	panicked atomic.Bool
+}
+
+// convertInParallel converts on workers goroutines, this one included.
+func (b *batch) convertInParallel(workers int) {
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(b.convert)
+	}
+	b.convert()
+	wg.Wait()
+}
+
+// convert converts objects until none is left or one panicked.
+func (b *batch) convert() {
+	defer func() {
+		// Counted and logged once a review, as controller-runtime's
+		// handler does, however many goroutines panic.
+		if r := recover(); r != nil && b.panicked.CompareAndSwap(false, true) {
+			conversionmetrics.WebhookPanics.WithLabelValues().Inc()
+			for _, fn := range utilruntime.PanicHandlers {
+				fn(b.ctx, r)
+			}
+		}
+	}()
+	for {
+		i := int(b.next.Add(1) - 1)
+		if i >= len(b.raws) || b.panicked.Load() {
+			return
+		}
+		b.objects[i], b.errs[i] = b.h.convertObject(b.ctx, b.raws[i], b.plans[i])
+	}
 }

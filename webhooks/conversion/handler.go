@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 )
 
@@ -77,7 +76,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ctx := log.IntoContext(withReviewUID(r.Context(), review.Request.UID), h.log)
+	ctx := withReview(r.Context(), h.log, review.Request.UID)
 	response := h.convertReview(ctx, review.Request)
 	response.UID = review.Request.UID
 	review.Response, review.Request = response, nil

@@ -9,7 +9,6 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // AnnotationConversionData is the annotation on a v1alpha1 object that holds,
@@ -74,7 +73,7 @@ func stashLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost T
 	if err != nil {
 		// Our own types always marshal; should that ever change, the object
 		// still converts, only without what v1alpha1 cannot hold.
-		log.FromContext(ctx).Error(err, "Cannot record fields v1alpha1 cannot express",
+		reviewLog(ctx).Error(err, "Cannot record fields v1alpha1 cannot express",
 			"namespace", meta.Namespace, "name", meta.Name)
 		setConversionAnnotations(meta, "", false)
 		return
@@ -84,7 +83,7 @@ func stashLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost T
 		return
 	}
 	if size := annotationsSizeWith(meta.Annotations, AnnotationConversionData, data); size > MaxAnnotationsBytes {
-		log.FromContext(ctx).V(1).Info("Omitting the conversion annotation: the annotations would be too long",
+		reviewLog(ctx).V(1).Info("Omitting the conversion annotation: the annotations would be too long",
 			"namespace", meta.Namespace, "name", meta.Name, "bytes", size, "limit", MaxAnnotationsBytes)
 		// Even the marker may not fit, if the object's own annotations all
 		// but fill the limit; the webhook then goes by size alone.
@@ -164,7 +163,7 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 	var data conversionData[T]
 	// Read from the string itself: a copy as []byte would be as long.
 	if err := jsonv2.UnmarshalRead(strings.NewReader(value), &data, stashReadOptions); err != nil {
-		log.FromContext(ctx).V(1).Info("Ignoring unparsable conversion annotation",
+		reviewLog(ctx).V(1).Info("Ignoring unparsable conversion annotation",
 			"namespace", meta.Namespace, "name", meta.Name,
 			"annotation", AnnotationConversionData, "error", err.Error())
 		return

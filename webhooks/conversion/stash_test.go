@@ -13,11 +13,16 @@ import (
 func TestUnparsableAnnotationIsLoggedAtVerbosityOne(t *testing.T) {
 	tests := map[string]struct {
 		verbosity int
+		inReview  bool // converted by the handler, whose lines name the review
 		want      []string
 	}{
 		"verbosity 0 stays quiet": {verbosity: 0},
 		"verbosity 1 says which object and why": {verbosity: 1, want: []string{
 			`"level"=1 "msg"="Ignoring unparsable conversion annotation" "namespace"="ci" "name"="nightly" ` +
+				`"annotation"="minitask.dev/conversion-data" "error"="jsontext: unexpected EOF within \"/v1beta1\" after offset 11"`,
+		}},
+		"in a review, the line names the review": {verbosity: 1, inReview: true, want: []string{
+			`"level"=1 "msg"="Ignoring unparsable conversion annotation" "review"="0f6a3d52" "namespace"="ci" "name"="nightly" ` +
 				`"annotation"="minitask.dev/conversion-data" "error"="jsontext: unexpected EOF within \"/v1beta1\" after offset 11"`,
 		}},
 	}
@@ -26,6 +31,9 @@ func TestUnparsableAnnotationIsLoggedAtVerbosityOne(t *testing.T) {
 			var got []string
 			logger := funcr.New(func(_, args string) { got = append(got, args) }, funcr.Options{Verbosity: tc.verbosity})
 			ctx := log.IntoContext(t.Context(), logger)
+			if tc.inReview {
+				ctx = withReview(t.Context(), logger, "0f6a3d52")
+			}
 			spoke := spokeRun().Annotation(AnnotationConversionData, `{"v1beta1":`).Obj()
 			if err := ConvertTaskRunToHub(ctx, spoke, &v1beta1.TaskRun{}); err != nil {
 				t.Fatalf("ConvertTaskRunToHub() error: %v", err)
