@@ -110,6 +110,7 @@ var sections = []section{
 			{"all runs Succeeded", "", "all-succeeded-s", seconds},
 			{"TaskRun to Pod, p50", "", "pod-p50-ms", ms}, {"TaskRun to Pod, p99", "", "pod-p99-ms", ms},
 			{"writes per run (TaskRun and Pod)", "", "writes/run", decimal}, {"Event writes per run", "", "event-writes/run", decimal},
+			{"reads past the manager's cache per run (GETs of runs, Tasks, Pods, namespaces)", "", "live-reads/run", decimal},
 			{"reconciles per run", "", "reconciles/run", decimal},
 			{"conversion webhook calls per run", "", "conversions/run", decimal},
 			{"writes to finished runs (after a manager restart too)", "", "finished-run-writes", count},

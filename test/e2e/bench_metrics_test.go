@@ -136,6 +136,20 @@ func (f metricFamilies) runAndPodWrites() float64 {
 	return n
 }
 
+// liveReads is how many single-object GETs the API server has served for
+// the objects a run's reconciles read (its TaskRun and Task, its Pod, its
+// namespace): the reads that bypass the manager's cache. Nothing else in
+// the cluster GETs them one by one (kwok, the scheduler and the garbage
+// collector work from watches), so during a benchmark they are the
+// manager's.
+func (f metricFamilies) liveReads() float64 {
+	var n float64
+	for _, resource := range []string{"taskruns", "tasks", "pods", "namespaces"} {
+		n += f.Sum("apiserver_request_total", map[string]string{"resource": resource, "subresource": "", "verb": "GET"})
+	}
+	return n
+}
+
 // rssMB is the resident set of process pid in MB, from /proc.
 func rssMB(tb testing.TB, pid int) float64 { return procStatusMB(tb, pid, "VmRSS") }
 
