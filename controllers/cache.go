@@ -122,3 +122,27 @@ func (l *writeLog) isStale(run *v1beta1.TaskRun) bool {
 	order, err := resourceversion.CompareResourceVersion(run.ResourceVersion, last.(string))
 	return err == nil && order < 0
 }
+
+// podReads remembers the runs whose Pod must be read from the API server
+// although the run never started: those whose Pod's creation found one there
+// already (createPod), left by a reconcile that crashed before recording it,
+// or not controlled by the run at all. A run that never started reads its
+// Pod from the cache alone otherwise (findPod), which saves every new run a
+// GET that finds nothing; such a Pod, once it has ended, the cache does not
+// hold (runningPods), so the marked run reads it from the API server, as a
+// started run does, until it is finished or gone.
+type podReads struct {
+	runs sync.Map // types.NamespacedName to struct{}
+}
+
+// mark makes key's later reconciles read its Pod from the API server.
+func (p *podReads) mark(key types.NamespacedName) { p.runs.Store(key, struct{}{}) }
+
+// marked reports whether key's Pod is read from the API server.
+func (p *podReads) marked(key types.NamespacedName) bool {
+	_, ok := p.runs.Load(key)
+	return ok
+}
+
+// forget drops a run that is finished or gone.
+func (p *podReads) forget(key types.NamespacedName) { p.runs.Delete(key) }

@@ -2,11 +2,14 @@ package controllers_test
 
 import (
 	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -186,6 +189,82 @@ func TestPodCreatedBeforeCrashIsTracked(t *testing.T) {
 	if pods := h.pods(t, "crashed"); len(pods) != 1 {
 		t.Errorf("the run has %d Pods, want 1", len(pods))
 	}
+}
+
+// TestEndedPodCreatedBeforeCrashEndsTheRun plays a controller that crashed
+// between creating a run's Pod and recording it, and a Pod that ended while
+// no controller ran: the cache does not hold it, so the next controller's
+// create finds it (AlreadyExists, and nothing else), and the run is recorded
+// as that Pod ended, in one status write, with no second Pod.
+func TestEndedPodCreatedBeforeCrashEndsTheRun(t *testing.T) {
+	h := newHarness(t)
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "crashed", "t").Obj())
+	run := h.TaskRun(t, "crashed")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "crashed-pod", Labels: map[string]string{runstate.LabelManagedBy: "minitask", runstate.LabelTaskRun: "crashed"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1beta1.GroupVersion.WithKind("TaskRun"))}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			InitContainers: []corev1.Container{{Name: "step-first", Image: "alpine:3"}},
+			Containers:     []corev1.Container{{Name: "step-second", Image: "alpine:3"}}},
+	}
+	h.Create(t, pod)
+	h.Kubelet(t, "crashed-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
+
+	h.startController(t, time.Hour)
+	run = h.waitForCondition(t, "crashed", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	if run.Status.PodName != "crashed-pod" {
+		t.Errorf("podName = %q, want crashed-pod", run.Status.PodName)
+	}
+	var creates, statusWrites []write
+	for _, w := range h.writes.of("") {
+		switch {
+		case w.Kind == "Pod" && w.Verb == "create":
+			creates = append(creates, w)
+		case w.Kind == "TaskRun":
+			statusWrites = append(statusWrites, w)
+		}
+	}
+	for _, w := range creates {
+		if !strings.Contains(w.Err, "already exists") {
+			t.Errorf("creating Pod %s: error %q, want AlreadyExists: the run has its Pod", w.Name, w.Err)
+		}
+	}
+	if len(statusWrites) != 1 {
+		t.Errorf("%d writes to the run, want 1, its end: %+v", len(statusWrites), statusWrites)
+	}
+	if pods := h.pods(t, "crashed"); len(pods) != 1 {
+		t.Errorf("the run has %d Pods, want 1", len(pods))
+	}
+}
+
+// TestNewRunReadsNoPodFromTheAPIServer checks that a run that never started
+// looks its Pod up in the cache alone: a new run's Pod is created without a
+// GET from the API server that finds no Pod. (A reconcile after the Pod's
+// creation may read it from the API server if the cache does not hold it
+// yet: that read finds it.)
+func TestNewRunReadsNoPodFromTheAPIServer(t *testing.T) {
+	h := newHarness(t)
+	reads := &podReadCounter{Reader: h.Env.Client}
+	h.startControllerOn(t, func(c client.Client) client.Client { return c }, func(r *controllers.TaskRunReconciler) { r.APIReader = reads })
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "fresh", "t").Obj())
+	h.waitForCondition(t, "fresh", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "fresh-pod" has not started a step yet`})
+	if n := reads.missing.Load(); n != 0 {
+		t.Errorf("the controller asked the API server %d times for a Pod that did not exist, want never", n)
+	}
+}
+
+// podReadCounter counts the reads through it of Pods that do not exist.
+type podReadCounter struct {
+	client.Reader
+	missing atomic.Int64
+}
+
+func (c *podReadCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := c.Reader.Get(ctx, key, obj, opts...)
+	if _, ok := obj.(*corev1.Pod); ok && apierrors.IsNotFound(err) {
+		c.missing.Add(1)
+	}
+	return err
 }
 
 // TestEarlierReleasePodIsTracked runs a TaskRun whose status names a Pod that

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -65,6 +66,9 @@ type TaskRunReconciler struct {
 	now func() time.Time
 	// writes knows the controller's last status write to each run.
 	writes writeLog
+	// podReads knows the runs that never started whose Pod is read from the
+	// API server nonetheless.
+	podReads podReads
 	// retries is the controller's work queue rate limiter; SetupWithManager
 	// sets it.
 	retries *retryLimiter
@@ -131,7 +135,7 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	run := &v1beta1.TaskRun{}
 	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.writes.forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -139,11 +143,11 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// deleted is going away: neither is ever written again. A finished run
 	// is only deleted, once its time to live has passed.
 	if !run.DeletionTimestamp.IsZero() {
-		r.writes.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if runstate.Finished(run) {
-		r.writes.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return r.deleteIfExpired(ctx, run)
 	}
 	if r.writes.isStale(run) {
@@ -167,6 +171,12 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
+}
+
+// forget drops what the reconciler remembers of a run that is finished or gone.
+func (r *TaskRunReconciler) forget(key types.NamespacedName) {
+	r.writes.forget(key)
+	r.podReads.forget(key)
 }
 
 // clock reads the reconciler's clock: time.Now unless a test set another.

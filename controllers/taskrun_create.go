@@ -78,12 +78,23 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		s.pod, s.createdPod = pod, true
 		return nil
 	case apierrors.IsAlreadyExists(err):
-		// Created since findPod looked: track that Pod, never a second one.
+		// Created since findPod looked, or by a reconcile that crashed before
+		// recording it, or not the run's: track that Pod, never a second
+		// one, and read it from the API server from now on, for the cache
+		// does not hold it once it has ended (podReads).
+		r.podReads.mark(client.ObjectKeyFromObject(s.run))
 		if ferr := r.findPod(ctx, s); ferr != nil || (s.pod == nil && s.otherPod == nil) {
 			return fmt.Errorf("creating Pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 		if s.otherPod != nil {
 			s.outcome = podInTheWay(s.run, s.otherPod)
+			return nil
+		}
+		if phase := s.pod.Status.Phase; phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+			// How it ended is endOrRetry's to judge, which ran before this
+			// stage found the Pod: the next reconcile does, reading it.
+			return fmt.Errorf("Pod %s/%s of TaskRun %s/%s has already ended; reconciling the run again to record it",
+				pod.Namespace, pod.Name, s.run.Namespace, s.run.Name)
 		}
 		return nil
 	}

@@ -137,10 +137,16 @@ func (s *runScope) statusChanged() bool {
 // findPod finds the Pod of the run's current attempt (currentPodName), if
 // its status claims it or the run controls it. The Pods of earlier attempts
 // are never looked at: they have ended, and are kept only for their logs.
+//
+// A run that never started reads it from the cache alone (unless podReads
+// marks it): it has no Pod but one a reconcile created and crashed before
+// recording, which the cache holds unless it has ended, and which createPod's
+// create then finds. That saves each new run a GET from the API server.
 func (r *TaskRunReconciler) findPod(ctx context.Context, s *runScope) error {
 	name, claimed := currentPodName(s.run)
 	s.podName, s.claimed, s.pod, s.otherPod = name, claimed, nil, nil
-	pod, err := r.getPod(ctx, s.run.Namespace, name)
+	live := claimed || s.run.Status.StartTime != nil || r.podReads.marked(client.ObjectKeyFromObject(s.run))
+	pod, err := r.getPod(ctx, s.run.Namespace, name, live)
 	if err != nil || pod == nil {
 		return err
 	}
@@ -157,14 +163,15 @@ func (r *TaskRunReconciler) findPod(ctx context.Context, s *runScope) error {
 	return nil
 }
 
-// getPod reads a Pod from the cache, else from the API server: the cache holds
-// only Pods with minitask's label, and may not yet hold one created a moment
-// ago. It returns nil if there is no such Pod.
-func (r *TaskRunReconciler) getPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+// getPod reads a Pod from the cache, else, if live, from the API server: the
+// cache holds only Pods with minitask's label that have not ended, and may
+// not yet hold one created a moment ago. It returns nil if there is no such
+// Pod.
+func (r *TaskRunReconciler) getPod(ctx context.Context, namespace, name string, live bool) (*corev1.Pod, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	pod := &corev1.Pod{}
 	err := r.Client.Get(ctx, key, pod)
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) && live {
 		err = r.APIReader.Get(ctx, key, pod)
 	}
 	switch {
