@@ -93,7 +93,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		if phase := s.pod.Status.Phase; phase == corev1.PodSucceeded || phase == corev1.PodFailed {
 			// How it ended is endOrRetry's to judge, which ran before this
 			// stage found the Pod: the next reconcile does, reading it.
-			return fmt.Errorf("Pod %s/%s of TaskRun %s/%s has already ended; reconciling the run again to record it",
+			return fmt.Errorf("the Pod %s/%s of TaskRun %s/%s has already ended; reconciling the run again to record it",
 				pod.Namespace, pod.Name, s.run.Namespace, s.run.Name)
 		}
 		return nil
