@@ -171,11 +171,7 @@ func TestPodCreatedBeforeCrashIsTracked(t *testing.T) {
 	h := newHarness(t)
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "crashed", "t").Obj())
 	run := h.TaskRun(t, "crashed")
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "crashed-pod", Labels: map[string]string{runstate.LabelManagedBy: "minitask", runstate.LabelTaskRun: "crashed"},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1beta1.GroupVersion.WithKind("TaskRun"))}},
-		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "step-first", Image: "alpine:3"}}},
-	}
+	pod := podLeftByCrash(run)
 	h.Create(t, pod)
 
 	h.startController(t, time.Hour)
@@ -191,6 +187,16 @@ func TestPodCreatedBeforeCrashIsTracked(t *testing.T) {
 	}
 }
 
+// podLeftByCrash is the Pod a controller created for run, named, labelled
+// and owned as it does, before it crashed without recording it: one step.
+func podLeftByCrash(run *v1beta1.TaskRun) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: run.Name + "-pod", Labels: map[string]string{runstate.LabelManagedBy: "minitask", runstate.LabelTaskRun: run.Name},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1beta1.GroupVersion.WithKind("TaskRun"))}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "step-first", Image: "alpine:3"}}},
+	}
+}
+
 // TestEndedPodCreatedBeforeCrashEndsTheRun plays a controller that crashed
 // between creating a run's Pod and recording it, and a Pod that ended while
 // no controller ran: the cache does not hold it, so the next controller's
@@ -200,13 +206,9 @@ func TestEndedPodCreatedBeforeCrashEndsTheRun(t *testing.T) {
 	h := newHarness(t)
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "crashed", "t").Obj())
 	run := h.TaskRun(t, "crashed")
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "crashed-pod", Labels: map[string]string{runstate.LabelManagedBy: "minitask", runstate.LabelTaskRun: "crashed"},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1beta1.GroupVersion.WithKind("TaskRun"))}},
-		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-			InitContainers: []corev1.Container{{Name: "step-first", Image: "alpine:3"}},
-			Containers:     []corev1.Container{{Name: "step-second", Image: "alpine:3"}}},
-	}
+	pod := podLeftByCrash(run)
+	pod.Spec.InitContainers = []corev1.Container{{Name: "step-first", Image: "alpine:3"}}
+	pod.Spec.Containers = []corev1.Container{{Name: "step-second", Image: "alpine:3"}}
 	h.Create(t, pod)
 	h.Kubelet(t, "crashed-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 

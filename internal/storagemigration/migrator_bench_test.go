@@ -129,8 +129,8 @@ func BenchmarkStorageMigration(b *testing.B) {
 // API server's metrics: how many times it ran the admission chain's
 // validating step for operation (the metric has no resource label; nothing
 // else writes during the benchmark) and the milliseconds it spent there,
-// and how many reads and writes
-// (etcdWrite) it sent etcd for minitask's resources.
+// and how many reads and writes (etcdWrite) it sent etcd for minitask's
+// resources.
 func reportAPIServerWork(b *testing.B, prefix, operation, etcdWrite string, before, after promscrape.Families, n int) {
 	perObject := func(family string, labels map[string]string) float64 {
 		return (after.Sum(family, labels) - before.Sum(family, labels)) / float64(n)

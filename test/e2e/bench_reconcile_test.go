@@ -31,9 +31,9 @@ const loadWorkers = 8
 // has its Pod and has Succeeded, each run's TaskRun-to-Pod latency, and the
 // writes, the reads past the manager's cache and the reconciles it took.
 // Its floor, measured first on the same cluster, is a plain client making
-// only the writes the design cannot avoid. Finally it restarts the manager, which reconciles every finished
-// run again, and counts the runs written after they finished. It ignores
-// b.N: run it with -benchtime=1x.
+// only the writes the design cannot avoid. Finally it restarts the manager,
+// which reconciles every finished run again, and counts the runs written
+// after they finished. It ignores b.N: run it with -benchtime=1x.
 func BenchmarkReconcileBurst(b *testing.B) {
 	const burst = 1000
 	c := newCluster(b, "bench-burst")

@@ -33,13 +33,7 @@ const panicMessage = "internal error occurred during conversion"
 func convertAll(ctx context.Context, h *handler, raws []jsontext.Value, plans []conversionPlan) ([]jsontext.Value, error) {
 	b := batch{ctx: ctx, h: h, raws: raws, plans: plans,
 		objects: make([]jsontext.Value, len(raws)), errs: make([]error, len(raws))}
-	if workers := min(runtime.GOMAXPROCS(0), 1+len(raws)/objectsPerWorker); workers > 1 {
-		b.convertInParallel(workers)
-	} else {
-		// Most reviews hold one object (a GET, a write, a watch event):
-		// converted here, without the goroutines' bookkeeping.
-		b.convert()
-	}
+	b.convertOn(min(runtime.GOMAXPROCS(0), 1+len(raws)/objectsPerWorker))
 
 	if b.panicked.Load() {
 		return nil, errors.New(panicMessage)
@@ -67,8 +61,10 @@ type batch struct {
 	panicked atomic.Bool
 }
 
-// convertInParallel converts on workers goroutines, this one included.
-func (b *batch) convertInParallel(workers int) {
+// convertOn converts on workers goroutines, this one included: most
+// reviews hold one object (a GET, a write, a watch event), converted here
+// with no goroutine started.
+func (b *batch) convertOn(workers int) {
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Go(b.convert)
