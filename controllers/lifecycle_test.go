@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -318,17 +317,7 @@ func TestDefaultTimeout(t *testing.T) {
 // with the API's message, after at most 3 attempts.
 func TestPodForbiddenByAdmission(t *testing.T) {
 	h := newHarness(t)
-	ns := &corev1.Namespace{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: h.NS}, ns); err != nil {
-		t.Fatal(err)
-	}
-	if ns.Labels == nil {
-		ns.Labels = map[string]string{}
-	}
-	ns.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
-	if err := env.Client.Update(context.Background(), ns); err != nil {
-		t.Fatalf("labelling namespace %s restricted: %v", h.NS, err)
-	}
+	h.labelNamespace(t, "restricted")
 	h.startController(t, time.Hour)
 	h.Create(t, twoSteps("forbidden"), wrappers.TaskRun("", "forbidden", "forbidden").
 		PodTemplate(v1beta1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(false)}}).Obj())

@@ -3,34 +3,125 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // This file reads what a run's Pod needs to know of its namespace: whether it
 // enforces the restricted Pod Security level.
 //
-// It reads the namespace from the API server once per Pod creation, and
-// only its metadata. A cache of namespaces would need list and watch on every
-// namespace of the cluster, and would hold them all in the manager's memory
-// for a label read once per run; a run's Pod is built once, so a namespace
-// whose label changes later changes no Pod that exists, only the next ones.
+// It reads the namespace from the API server, only its metadata, and
+// remembers for a while the namespaces that do not enforce the level
+// (unrestrictedNamespaces), so that a batch of runs in one namespace reads it
+// once, not once a run. A cache of every namespace would need list and watch
+// on all of them and hold them all in memory, for one label; this needs get
+// alone and holds a bounded number of names.
+//
+// Remembering only "not restricted" keeps every Pod right. A namespace that
+// enforces the level is read at every Pod creation, so a run there never
+// misses a label removed meanwhile. A namespace remembered as not restricted
+// that has since come to enforce the level refuses the Pod built without the
+// level's settings: that refusal, after a remembered answer, forgets it and
+// retries the run, which reads the namespace anew and builds the Pod
+// the level admits. A refusal after a fresh read ends the run, as before.
 //
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
-// causeNamespaceUnread is the cause a run waits for when its namespace's
-// labels could not be read, as the Pending condition's message gives it.
-const causeNamespaceUnread = "its Namespace's Pod Security level could not be read"
+const (
+	// causeNamespaceUnread is the cause a run waits for when its namespace's
+	// labels could not be read, as the Pending condition's message gives it.
+	causeNamespaceUnread = "its Namespace's Pod Security level could not be read"
+	// causeNamespaceRelabelled is the cause a run waits for when its Pod was
+	// built for a namespace remembered as not restricted, and Pod Security
+	// refused it: the namespace is read again.
+	causeNamespaceRelabelled = "its Namespace's Pod Security level changed since it was read"
 
-// namespaceRestricted reads from the API server whether namespace enforces
-// the restricted Pod Security level.
-func (r *TaskRunReconciler) namespaceRestricted(ctx context.Context, namespace string) (bool, error) {
+	// unrestrictedNamespacesTTL is how long a namespace found not to enforce
+	// the restricted level is remembered. A Pod refused meanwhile because
+	// the namespace has come to enforce it is retried, so the time bounds
+	// how long a name is held, not how long an answer may be wrong.
+	unrestrictedNamespacesTTL = time.Minute
+	// unrestrictedNamespacesMax bounds how many namespaces are remembered;
+	// the least recently used beyond it are read again.
+	unrestrictedNamespacesMax = 4096
+)
+
+// unrestrictedNamespaces remembers the namespaces last read not to enforce
+// the restricted Pod Security level. A nil one remembers nothing.
+type unrestrictedNamespaces struct {
+	names *utilcache.LRUExpireCache // namespace name to struct{}
+}
+
+// newUnrestrictedNamespaces returns an empty memory whose entries expire by
+// now.
+func newUnrestrictedNamespaces(now func() time.Time) *unrestrictedNamespaces {
+	if now == nil {
+		now = time.Now
+	}
+	return &unrestrictedNamespaces{names: utilcache.NewLRUExpireCacheWithClock(unrestrictedNamespacesMax, clockFunc(now))}
+}
+
+// clockFunc adapts a function to the clock of utilcache.
+type clockFunc func() time.Time
+
+func (f clockFunc) Now() time.Time { return f() }
+
+func (u *unrestrictedNamespaces) remembered(namespace string) bool {
+	if u == nil {
+		return false
+	}
+	_, ok := u.names.Get(namespace)
+	return ok
+}
+
+func (u *unrestrictedNamespaces) remember(namespace string) {
+	if u != nil {
+		u.names.Add(namespace, struct{}{}, unrestrictedNamespacesTTL)
+	}
+}
+
+func (u *unrestrictedNamespaces) forget(namespace string) {
+	if u != nil {
+		u.names.Remove(namespace)
+	}
+}
+
+// namespaceLevel is what createPod knows of a namespace's Pod Security level.
+type namespaceLevel struct {
+	// restricted says that the namespace enforces the restricted level.
+	restricted bool
+	// remembered says that the answer was not read now but remembered, so a
+	// Pod Security refusal may mean that it is out of date.
+	remembered bool
+}
+
+// namespaceLevel reports whether namespace enforces the restricted Pod
+// Security level, from memory for one that did not when last read within
+// unrestrictedNamespacesTTL, from the API server otherwise.
+func (r *TaskRunReconciler) namespaceLevel(ctx context.Context, namespace string) (namespaceLevel, error) {
+	if r.unrestricted.remembered(namespace) {
+		return namespaceLevel{remembered: true}, nil
+	}
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
-		return false, fmt.Errorf("reading the labels of Namespace %s: %w", namespace, err)
+		return namespaceLevel{}, fmt.Errorf("reading the labels of Namespace %s: %w", namespace, err)
 	}
-	return enforcesRestricted(ns.Labels), nil
+	restricted := enforcesRestricted(ns.Labels)
+	if !restricted {
+		r.unrestricted.remember(namespace)
+	}
+	return namespaceLevel{restricted: restricted}, nil
+}
+
+// refusedByPodSecurity reports whether err is Pod Security admission's
+// refusal of a Pod: `pods "P" is forbidden: violates PodSecurity "L:V": ...`.
+func refusedByPodSecurity(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "violates PodSecurity")
 }

@@ -180,26 +180,13 @@ func TestPodSpecRelease3(t *testing.T) {
 func TestRestrictedNamespace(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		ns := &corev1.Namespace{}
-		if err := h.Env.Client.Get(ctx, client.ObjectKey{Name: h.NS}, ns); err != nil {
-			return err
-		}
-		if ns.Labels == nil {
-			ns.Labels = map[string]string{}
-		}
-		ns.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
-		return h.Env.Client.Update(ctx, ns)
-	})
-	if err != nil {
-		t.Fatalf("labelling the namespace restricted: %v", err)
-	}
+	h.labelNamespace(t, "restricted")
 
 	plain := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "plain"},
 		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "step-only", Image: "alpine:3"}}},
 	}
-	err = h.Env.Client.Create(ctx, plain)
+	err := h.Env.Client.Create(ctx, plain)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `violates PodSecurity "restricted:latest"`) {
 		t.Fatalf("creating a Pod without the restricted settings: %v, want it refused by Pod Security", err)
 	}

@@ -72,6 +72,9 @@ type TaskRunReconciler struct {
 	// retries is the controller's work queue rate limiter; SetupWithManager
 	// sets it.
 	retries *retryLimiter
+	// unrestricted remembers the namespaces last read not to enforce the
+	// restricted Pod Security level; SetupWithManager sets it.
+	unrestricted *unrestrictedNamespaces
 }
 
 // RBAC: exactly what the reconciler and its watches use. Pod patch lowers
@@ -100,6 +103,7 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Recorder = mgr.GetEventRecorder("minitask-controller")
 	}
 	r.retries = newRetryLimiter(r.now)
+	r.unrestricted = newUnrestrictedNamespaces(r.now)
 	workers := r.MaxConcurrentReconciles
 	if workers <= 0 {
 		workers = DefaultMaxConcurrentReconciles

@@ -43,7 +43,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return nil
 	}
 	deadline := s.deadline()
-	restricted, err := r.namespaceRestricted(ctx, s.run.Namespace)
+	level, err := r.namespaceLevel(ctx, s.run.Namespace)
 	if err != nil {
 		// Building the Pod without knowing would make one that a restricted
 		// namespace refuses for good: wait, within the run's timeout.
@@ -55,7 +55,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		name:                  s.podName,
 		params:                values,
 		activeDeadlineSeconds: deadline.ActiveDeadlineSeconds(s.now),
-		restricted:            restricted,
+		restricted:            level.restricted,
 	})
 	var tooLarge *podTooLargeError
 	switch {
@@ -99,6 +99,12 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return nil
 	}
 	refused := classifyRefusal(err)
+	if level.remembered && refusedByPodSecurity(err) {
+		// Built for a namespace remembered as not restricted, which may
+		// enforce the level since: read it again before judging the Pod.
+		r.unrestricted.forget(s.run.Namespace)
+		refused = refusal{cause: causeNamespaceRelabelled}
+	}
 	if refused.permanent {
 		// The API server will refuse this Pod every time: retrying would only
 		// storm it. Its message says why, e.g. an image that a param made

@@ -1,0 +1,76 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestUnrestrictedNamespaces(t *testing.T) {
+	tests := map[string]struct {
+		after     time.Duration
+		namespace string
+		want      bool
+	}{
+		"remembered":                        {0, "ci", true},
+		"still remembered at its ttl":       {unrestrictedNamespacesTTL, "ci", true},
+		"expired after its ttl":             {unrestrictedNamespacesTTL + time.Second, "ci", false},
+		"never read":                        {0, "other", false},
+		"forgotten after a Pod Security no": {0, "gone", false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+			u := newUnrestrictedNamespaces(func() time.Time { return now })
+			u.remember("ci")
+			u.remember("gone")
+			u.forget("gone")
+			now = now.Add(tc.after)
+			if got := u.remembered(tc.namespace); got != tc.want {
+				t.Errorf("remembered(%q) %v after it was read = %t, want %t", tc.namespace, tc.after, got, tc.want)
+			}
+		})
+	}
+
+	var none *unrestrictedNamespaces
+	none.remember("ci")
+	none.forget("ci")
+	if none.remembered("ci") {
+		t.Error("a nil memory remembered a namespace")
+	}
+}
+
+func TestUnrestrictedNamespacesAreBounded(t *testing.T) {
+	u := newUnrestrictedNamespaces(nil)
+	for i := range unrestrictedNamespacesMax + 1 {
+		u.remember(fmt.Sprintf("ns-%d", i))
+	}
+	if n := len(u.names.Keys()); n != unrestrictedNamespacesMax {
+		t.Errorf("%d namespaces remembered, want at most %d", n, unrestrictedNamespacesMax)
+	}
+}
+
+func TestRefusedByPodSecurity(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	tests := map[string]struct {
+		err  error
+		want bool
+	}{
+		"Pod Security": {apierrors.NewForbidden(pods, "run-pod",
+			errors.New(`violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`)), true},
+		"another Forbidden":                  {apierrors.NewForbidden(pods, "run-pod", errors.New(`exceeded quota: q`)), false},
+		"not Forbidden, naming Pod Security": {apierrors.NewBadRequest(`violates PodSecurity "restricted:latest"`), false},
+		"not an API error":                   {errors.New("connection refused"), false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := refusedByPodSecurity(tc.err); got != tc.want {
+				t.Errorf("refusedByPodSecurity(%v) = %t, want %t", tc.err, got, tc.want)
+			}
+		})
+	}
+}
