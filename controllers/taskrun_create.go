@@ -103,6 +103,8 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		// Built for a namespace remembered as not restricted, which may
 		// enforce the level since: read it again before judging the Pod.
 		r.unrestricted.forget(s.run.Namespace)
+		log.FromContext(ctx).Info("Pod Security refused a Pod built for a namespace remembered as not restricted; reading the namespace again",
+			"pod", pod.Name, "error", err.Error())
 		refused = refusal{cause: causeNamespaceRelabelled}
 	}
 	if refused.permanent {
