@@ -61,9 +61,6 @@ type unrestrictedNamespaces struct {
 // newUnrestrictedNamespaces returns an empty memory whose entries expire by
 // now.
 func newUnrestrictedNamespaces(now func() time.Time) *unrestrictedNamespaces {
-	if now == nil {
-		now = time.Now
-	}
 	return &unrestrictedNamespaces{names: utilcache.NewLRUExpireCacheWithClock(unrestrictedNamespacesMax, clockFunc(now))}
 }
 
@@ -101,10 +98,10 @@ type namespaceLevel struct {
 	remembered bool
 }
 
-// namespaceLevel reports whether namespace enforces the restricted Pod
+// readNamespaceLevel reports whether namespace enforces the restricted Pod
 // Security level, from memory for one that did not when last read within
 // unrestrictedNamespacesTTL, from the API server otherwise.
-func (r *TaskRunReconciler) namespaceLevel(ctx context.Context, namespace string) (namespaceLevel, error) {
+func (r *TaskRunReconciler) readNamespaceLevel(ctx context.Context, namespace string) (namespaceLevel, error) {
 	if r.unrestricted.remembered(namespace) {
 		return namespaceLevel{remembered: true}, nil
 	}

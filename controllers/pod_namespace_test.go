@@ -1,118 +1,76 @@
-package controllers_test
+package controllers
 
 import (
-	"context"
-	"strings"
-	"sync/atomic"
+	"errors"
+	"fmt"
 	"testing"
+	"time"
 
-	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/controllers"
-	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// labelNamespace sets the Pod Security level that the harness's namespace
-// enforces, or removes the label when level is empty.
-func (h *harness) labelNamespace(t *testing.T, level string) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		ns := &corev1.Namespace{}
-		if err := h.Env.Client.Get(context.Background(), client.ObjectKey{Name: h.NS}, ns); err != nil {
-			return err
-		}
-		if level == "" {
-			delete(ns.Labels, "pod-security.kubernetes.io/enforce")
-		} else {
-			if ns.Labels == nil {
-				ns.Labels = map[string]string{}
+func TestUnrestrictedNamespaces(t *testing.T) {
+	tests := map[string]struct {
+		after     time.Duration
+		namespace string
+		want      bool
+	}{
+		"remembered":                        {0, "ci", true},
+		"still remembered at its ttl":       {unrestrictedNamespacesTTL, "ci", true},
+		"expired after its ttl":             {unrestrictedNamespacesTTL + time.Second, "ci", false},
+		"never read":                        {0, "other", false},
+		"forgotten after a Pod Security no": {0, "gone", false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+			u := newUnrestrictedNamespaces(func() time.Time { return now })
+			u.remember("ci")
+			u.remember("gone")
+			u.forget("gone")
+			now = now.Add(tc.after)
+			if got := u.remembered(tc.namespace); got != tc.want {
+				t.Errorf("remembered(%q) %v after it was read = %t, want %t", tc.namespace, tc.after, got, tc.want)
 			}
-			ns.Labels["pod-security.kubernetes.io/enforce"] = level
-		}
-		return h.Env.Client.Update(context.Background(), ns)
-	})
-	if err != nil {
-		t.Fatalf("labelling namespace %s to enforce %q: %v", h.NS, level, err)
+		})
+	}
+
+	var none *unrestrictedNamespaces
+	none.remember("ci")
+	none.forget("ci")
+	if none.remembered("ci") {
+		t.Error("a nil memory remembered a namespace")
 	}
 }
 
-// namespaceReadCounter counts the reads through it of Namespaces.
-type namespaceReadCounter struct {
-	client.Reader
-	reads atomic.Int64
+func TestUnrestrictedNamespacesAreBounded(t *testing.T) {
+	u := newUnrestrictedNamespaces(time.Now)
+	for i := range unrestrictedNamespacesMax + 1 {
+		u.remember(fmt.Sprintf("ns-%d", i))
+	}
+	if n := len(u.names.Keys()); n != unrestrictedNamespacesMax {
+		t.Errorf("%d namespaces remembered, want at most %d", n, unrestrictedNamespacesMax)
+	}
 }
 
-func (c *namespaceReadCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if meta, ok := obj.(*metav1.PartialObjectMetadata); ok && meta.Kind == "Namespace" {
-		c.reads.Add(1)
+func TestRefusedByPodSecurity(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	tests := map[string]struct {
+		err  error
+		want bool
+	}{
+		"Pod Security": {apierrors.NewForbidden(pods, "run-pod",
+			errors.New(`violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`)), true},
+		"another Forbidden":                  {apierrors.NewForbidden(pods, "run-pod", errors.New(`exceeded quota: q`)), false},
+		"not Forbidden, naming Pod Security": {apierrors.NewBadRequest(`violates PodSecurity "restricted:latest"`), false},
+		"not an API error":                   {errors.New("connection refused"), false},
 	}
-	return c.Reader.Get(ctx, key, obj, opts...)
-}
-
-// TestNamespaceRelabelled follows one namespace through both changes of its
-// Pod Security level. Runs in a namespace that does not enforce the
-// restricted level read its labels once, not once a run. Labelled
-// restricted, the namespace refuses the next Pod, built from what was
-// remembered; the run is not failed for it but reads the namespace again
-// and gets the Pod the level admits. Unlabelled, it gets a plain Pod at
-// once, for a restricted namespace is never remembered.
-func TestNamespaceRelabelled(t *testing.T) {
-	h := newHarness(t)
-	reads := &namespaceReadCounter{Reader: h.Env.Client}
-	h.startControllerOn(t, func(c client.Client) client.Client { return c }, func(r *controllers.TaskRunReconciler) { r.APIReader = reads })
-	h.Create(t, twoSteps("t"))
-	restricted := &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-	// runPod creates a run and returns its Pod once the run waits for it to start.
-	runPod := func(name string) *corev1.Pod {
-		t.Helper()
-		h.Create(t, wrappers.TaskRun("", name, "t").Obj())
-		h.waitForCondition(t, name, condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "` + name + `-pod" has not started a step yet`})
-		return h.WaitForPod(t, name+"-pod")
-	}
-	expectSecurity := func(pod *corev1.Pod, want *corev1.SecurityContext) {
-		t.Helper()
-		for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
-			if diff := cmp.Diff(want, c.SecurityContext); diff != "" {
-				t.Errorf("Pod %s container %s securityContext (-want +got):\n%s", pod.Name, c.Name, diff)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := refusedByPodSecurity(tc.err); got != tc.want {
+				t.Errorf("refusedByPodSecurity(%v) = %t, want %t", tc.err, got, tc.want)
 			}
-		}
+		})
 	}
-
-	expectSecurity(runPod("first"), nil)
-	expectSecurity(runPod("second"), nil)
-	if n := reads.reads.Load(); n != 1 {
-		t.Errorf("the controller read the namespace %d times for two runs, want once", n)
-	}
-
-	h.labelNamespace(t, "restricted")
-	expectSecurity(runPod("relabelled"), restricted)
-	creates := 0
-	for _, w := range h.writes.of("relabelled-pod") {
-		if w.Verb != "create" {
-			continue
-		}
-		creates++
-		if creates == 1 && !strings.Contains(w.Err, `violates PodSecurity "restricted:latest"`) {
-			t.Errorf("the first create of the Pod answered %q, want Pod Security's refusal of the Pod built from memory", w.Err)
-		}
-	}
-	if creates != 2 {
-		t.Errorf("%d creates of Pod relabelled-pod, want 2: one refused, one built for the new level", creates)
-	}
-	if n := reads.reads.Load(); n != 2 {
-		t.Errorf("the controller read the namespace %d times, want twice: once more after the refusal", n)
-	}
-
-	h.labelNamespace(t, "")
-	expectSecurity(runPod("unlabelled"), nil)
 }

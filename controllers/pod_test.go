@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,27 +245,16 @@ func TestEndedPodCreatedBeforeCrashEndsTheRun(t *testing.T) {
 // yet: that read finds it.)
 func TestNewRunReadsNoPodFromTheAPIServer(t *testing.T) {
 	h := newHarness(t)
-	reads := &podReadCounter{Reader: h.Env.Client}
+	reads := &readCounter{Reader: h.Env.Client, counts: func(obj client.Object, err error) bool {
+		_, isPod := obj.(*corev1.Pod)
+		return isPod && apierrors.IsNotFound(err)
+	}}
 	h.startControllerOn(t, func(c client.Client) client.Client { return c }, func(r *controllers.TaskRunReconciler) { r.APIReader = reads })
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "fresh", "t").Obj())
 	h.waitForCondition(t, "fresh", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "fresh-pod" has not started a step yet`})
-	if n := reads.missing.Load(); n != 0 {
+	if n := reads.n.Load(); n != 0 {
 		t.Errorf("the controller asked the API server %d times for a Pod that did not exist, want never", n)
 	}
-}
-
-// podReadCounter counts the reads through it of Pods that do not exist.
-type podReadCounter struct {
-	client.Reader
-	missing atomic.Int64
-}
-
-func (c *podReadCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	err := c.Reader.Get(ctx, key, obj, opts...)
-	if _, ok := obj.(*corev1.Pod); ok && apierrors.IsNotFound(err) {
-		c.missing.Add(1)
-	}
-	return err
 }
 
 // TestEarlierReleasePodIsTracked runs a TaskRun whose status names a Pod that

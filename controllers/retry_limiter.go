@@ -37,9 +37,6 @@ type retryLimiter struct {
 }
 
 func newRetryLimiter(now func() time.Time) *retryLimiter {
-	if now == nil {
-		now = time.Now
-	}
 	return &retryLimiter{
 		// As controller-runtime's default limiter does, the overall bucket
 		// (10 retries/s, bursts of 100) keeps a wave of failing runs from

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,4 +221,21 @@ func (s *countingStatus) Patch(ctx context.Context, obj client.Object, patch cli
 // isNotFound reports whether getting obj says it does not exist.
 func isNotFound(key client.ObjectKey, obj client.Object) bool {
 	return apierrors.IsNotFound(env.Client.Get(context.Background(), key, obj))
+}
+
+// readCounter counts the reads through it, made or refused, that counts
+// picks: a test's APIReader, to count what the controller asks the API
+// server for past its cache.
+type readCounter struct {
+	client.Reader
+	counts func(obj client.Object, err error) bool
+	n      atomic.Int64
+}
+
+func (c *readCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := c.Reader.Get(ctx, key, obj, opts...)
+	if c.counts(obj, err) {
+		c.n.Add(1)
+	}
+	return err
 }

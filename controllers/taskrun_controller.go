@@ -102,8 +102,8 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("minitask-controller")
 	}
-	r.retries = newRetryLimiter(r.now)
-	r.unrestricted = newUnrestrictedNamespaces(r.now)
+	r.retries = newRetryLimiter(r.clock)
+	r.unrestricted = newUnrestrictedNamespaces(r.clock)
 	workers := r.MaxConcurrentReconciles
 	if workers <= 0 {
 		workers = DefaultMaxConcurrentReconciles

@@ -43,7 +43,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return nil
 	}
 	deadline := s.deadline()
-	level, err := r.namespaceLevel(ctx, s.run.Namespace)
+	level, err := r.readNamespaceLevel(ctx, s.run.Namespace)
 	if err != nil {
 		// Building the Pod without knowing would make one that a restricted
 		// namespace refuses for good: wait, within the run's timeout.
