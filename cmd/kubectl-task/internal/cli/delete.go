@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -187,12 +188,19 @@ func finishedAt(run *v1beta1.TaskRun) time.Time {
 	return t
 }
 
+// maxAgeDays is the most days a time.Duration holds, about 292 years. More
+// would wrap around to a negative age, a cutoff in the future, and delete
+// would take every finished run.
+const maxAgeDays = int64(math.MaxInt64 / int64(24*time.Hour))
+
 // parseAge reads a duration as a Go duration (12h, 30m, 1h30m) or a number
-// of days (7d), which Go's durations lack; it is not negative.
+// of days (7d), which Go's durations lack; it is not negative. A duration
+// too long for a time.Duration is malformed (time.ParseDuration says so
+// itself).
 func parseAge(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 {
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || n < 0 || n > maxAgeDays {
 			return 0, fmt.Errorf("malformed days %q", s)
 		}
 		return time.Duration(n) * 24 * time.Hour, nil

@@ -120,6 +120,24 @@ TaskRun g-4 would be deleted (Succeeded, finished 30m ago)
 			args: []string{"delete", "--task", "greet", "--keep-since", "1w"},
 			want: result{Code: 2, Stderr: `error: --keep-since "1w" is not a duration such as 7d, 12h or 30m; see 'kubectl task delete --help'` + "\n"},
 		},
+		"more days than a duration holds": {
+			// 106,752 days wrapped around to a negative age, a cutoff in
+			// the future, and every finished run was deleted.
+			args: []string{"delete", "--task", "greet", "--keep-since", "106752d"},
+			want: result{Code: 2, Stderr: `error: --keep-since "106752d" is not a duration such as 7d, 12h or 30m; see 'kubectl task delete --help'` + "\n"},
+		},
+		"more days than an int holds": {
+			args: []string{"delete", "--task", "greet", "--keep-since", "99999999999999999999d"},
+			want: result{Code: 2, Stderr: `error: --keep-since "99999999999999999999d" is not a duration such as 7d, 12h or 30m; see 'kubectl task delete --help'` + "\n"},
+		},
+		"more hours than a duration holds": {
+			args: []string{"delete", "--task", "greet", "--keep-since", "2562048h"},
+			want: result{Code: 2, Stderr: `error: --keep-since "2562048h" is not a duration such as 7d, 12h or 30m; see 'kubectl task delete --help'` + "\n"},
+		},
+		"the most days a duration holds": {
+			args: []string{"delete", "--task", "greet", "--keep-since", "106751d", "--dry-run"},
+			want: result{Stdout: `No runs of Task "greet" to delete; kept 4 finished runs and 1 that goes on` + "\n"},
+		},
 		"a run's name": {
 			args: []string{"delete", "g-1"},
 			want: result{Code: 2, Stderr: "error: kubectl task delete takes no run names but --task TASK; delete one run with: kubectl delete taskrun NAME; see 'kubectl task delete --help'\n"},
