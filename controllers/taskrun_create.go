@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,7 +27,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return nil
 	}
 	if s.otherPod != nil {
-		s.outcome = podInTheWay(s.run, s.otherPod)
+		s.podInTheWay(s.otherPod)
 		return nil
 	}
 	task := &v1beta1.Task{}
@@ -87,7 +88,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 			return fmt.Errorf("creating Pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 		if s.otherPod != nil {
-			s.outcome = podInTheWay(s.run, s.otherPod)
+			s.podInTheWay(s.otherPod)
 			return nil
 		}
 		if phase := s.pod.Status.Phase; phase == corev1.PodSucceeded || phase == corev1.PodFailed {
@@ -129,16 +130,39 @@ func (r *TaskRunReconciler) retryByDeadline(run *v1beta1.TaskRun, deadline runst
 	}
 }
 
-// podInTheWay is the outcome of a run whose Pod name is taken by a Pod it
-// does not control. An earlier TaskRun of the same name, deleted since, may
-// leave its Pod to the garbage collector for a while: the run waits for it to
-// go (its deletion enqueues the run) instead of failing a reused name.
-func podInTheWay(run *v1beta1.TaskRun, pod *corev1.Pod) *outcome {
-	if owner := metav1.GetControllerOf(pod); owner != nil && owner.Kind == "TaskRun" && owner.Name == run.Name &&
-		strings.HasPrefix(owner.APIVersion, v1beta1.GroupVersion.Group+"/") {
-		return unknown(v1beta1.ReasonPending, "waiting for Pod %q of an earlier TaskRun named %q to be deleted", pod.Name, run.Name)
+// A run waiting for the Pod of an earlier run of the same name to go looks
+// again earlierPodRecheckMin after it was created, then less often the longer
+// it has waited, up to earlierPodRecheckMax apart. No event would tell it:
+// the cache holds no Pod that has ended, so the garbage collector's deletion
+// of one is never seen. A Pod is usually gone within seconds of its run; a
+// garbage collector that is down must not cost a read a second for each run
+// that waits.
+const (
+	earlierPodRecheckMin = time.Second
+	earlierPodRecheckMax = 30 * time.Second
+)
+
+// podInTheWay decides the outcome of a run whose Pod name is taken by pod, a
+// Pod it does not control. An earlier TaskRun of the same name, deleted since,
+// leaves its Pod to the garbage collector for a while: the run waits for it
+// to go instead of failing a reused name. Any other Pod fails the run.
+func (s *runScope) podInTheWay(pod *corev1.Pod) {
+	if !ofEarlierRun(s.run, pod) {
+		s.outcome = podNotOurs(pod.Name)
+		return
 	}
-	return podNotOurs(pod.Name)
+	s.outcome = unknown(v1beta1.ReasonPending, "waiting for Pod %q of an earlier TaskRun named %q to be deleted", pod.Name, s.run.Name)
+	waited := s.now.Sub(s.run.CreationTimestamp.Time)
+	s.recheckWithin(min(max(waited/2, earlierPodRecheckMin), earlierPodRecheckMax))
+}
+
+// ofEarlierRun reports whether pod, which run does not control, is controlled
+// by a TaskRun of run's name: an earlier one, deleted since, for no two
+// TaskRuns of a namespace share a name at once.
+func ofEarlierRun(run *v1beta1.TaskRun, pod *corev1.Pod) bool {
+	owner := metav1.GetControllerOf(pod)
+	return owner != nil && owner.Kind == "TaskRun" && owner.Name == run.Name &&
+		strings.HasPrefix(owner.APIVersion, v1beta1.GroupVersion.Group+"/")
 }
 
 // confirmUnchanged reads run from the API server before its Pod is created,

@@ -117,8 +117,14 @@ func TestRunScopeClock(t *testing.T) {
 	}
 }
 
+// TestPodInTheWay checks the outcome of a run whose Pod name is taken, and
+// that a run waiting for an earlier run's Pod looks again, sooner when it has
+// just been created, no more than earlierPodRecheckMax apart later: no event
+// tells it that an ended Pod has gone.
 func TestPodInTheWay(t *testing.T) {
+	created := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	run := wrappers.TaskRun("ns", "run", "t").UID("new").Obj()
+	run.CreationTimestamp = metav1.NewTime(created)
 	earlier := wrappers.TaskRun("ns", "run", "t").UID("old").Obj()
 	earlier.APIVersion, earlier.Kind = v1beta1.GroupVersion.String(), "TaskRun"
 	other := wrappers.TaskRun("ns", "another", "t").UID("other").Obj()
@@ -130,19 +136,33 @@ func TestPodInTheWay(t *testing.T) {
 		}
 		return pod
 	}
+	waiting := &outcome{metav1.ConditionUnknown, v1beta1.ReasonPending, `waiting for Pod "run-pod" of an earlier TaskRun named "run" to be deleted`}
+	notOurs := &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" already exists and is not controlled by this TaskRun`}
 	tests := map[string]struct {
-		pod  *corev1.Pod
-		want *outcome
+		pod    *corev1.Pod
+		waited time.Duration
+		want   *outcome
+		// wantRecheck is how soon the run looks again; 0 for not sooner
+		// than its deadline.
+		wantRecheck time.Duration
 	}{
-		"left by an earlier run of the same name": {podOf(earlier),
-			&outcome{metav1.ConditionUnknown, v1beta1.ReasonPending, `waiting for Pod "run-pod" of an earlier TaskRun named "run" to be deleted`}},
-		"another run's": {podOf(other), &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" already exists and is not controlled by this TaskRun`}},
-		"nobody's":      {podOf(nil), &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" already exists and is not controlled by this TaskRun`}},
+		"earlier run's, just created":  {podOf(earlier), 0, waiting, time.Second},
+		"earlier run's, after 10s":     {podOf(earlier), 10 * time.Second, waiting, 5 * time.Second},
+		"earlier run's, after an hour": {podOf(earlier), time.Hour, waiting, 30 * time.Second},
+		"earlier run's, clock behind":  {podOf(earlier), -time.Minute, waiting, time.Second},
+		"another run's":                {podOf(other), time.Minute, notOurs, 0},
+		"nobody's":                     {podOf(nil), time.Minute, notOurs, 0},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, podInTheWay(run, tc.pod), cmp.AllowUnexported(outcome{})); diff != "" {
-				t.Errorf("podInTheWay() mismatch (-want +got):\n%s", diff)
+			r := &TaskRunReconciler{now: func() time.Time { return created.Add(tc.waited) }}
+			s := r.newRunScope(run)
+			s.podInTheWay(tc.pod)
+			if diff := cmp.Diff(tc.want, s.outcome, cmp.AllowUnexported(outcome{})); diff != "" {
+				t.Errorf("podInTheWay() outcome mismatch (-want +got):\n%s", diff)
+			}
+			if s.recheckIn != tc.wantRecheck {
+				t.Errorf("podInTheWay() rechecks in %s, want %s", s.recheckIn, tc.wantRecheck)
 			}
 		})
 	}
