@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -81,6 +86,21 @@ const (
 	clientQPS   = 50
 	clientBurst = 300
 )
+
+// maxRequestTimeoutSeconds is the most whole seconds a time.Duration holds.
+const maxRequestTimeoutSeconds = int64(math.MaxInt64 / int64(time.Second))
+
+// checkRequestTimeout refuses a --request-timeout that client-go cannot read,
+// or would misread: it takes a whole number as seconds and multiplies without
+// a bound, so 9300000000 would wrap around to a negative timeout (none at
+// all) and 18446744074 to 0.3 s.
+func checkRequestTimeout(cmd *cobra.Command, timeout string) error {
+	_, err := clientcmd.ParseTimeout(timeout)
+	if n, nerr := strconv.ParseInt(timeout, 10, 64); err != nil || (nerr == nil && n > maxRequestTimeoutSeconds) {
+		return usageErrorf(cmd, "--request-timeout %q is not a duration such as 30s or 1m, nor a number of seconds; 0 means no limit", timeout)
+	}
+	return nil
+}
 
 var errNoKubeconfig = errors.New("no cluster configured: no kubeconfig found; give --kubeconfig, set KUBECONFIG, or create ~/.kube/config")
 

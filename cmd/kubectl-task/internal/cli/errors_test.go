@@ -126,6 +126,17 @@ current-context: c
 			wantCode: 2,
 			wantErr:  `--timeout "-1m" is not a duration such as 10m or 1h30m (0s means no limit); see 'kubectl task start --help'`,
 		},
+		"a request timeout that is no duration": {
+			args:     []string{"list", "--request-timeout", "soon"},
+			wantCode: 2,
+			wantErr:  `--request-timeout "soon" is not a duration such as 30s or 1m, nor a number of seconds; 0 means no limit; see 'kubectl task list --help'`,
+		},
+		"more seconds of request timeout than a duration holds": {
+			// client-go took 9300000000 s for a negative timeout: none.
+			args:     []string{"list", "--request-timeout", "9300000000"},
+			wantCode: 2,
+			wantErr:  `--request-timeout "9300000000" is not a duration such as 30s or 1m, nor a number of seconds; 0 means no limit; see 'kubectl task list --help'`,
+		},
 		"a run name taken": {
 			args:     []string{"start", "greet", "-p", "greeting=hi", "--name", "greet-old"},
 			wantCode: 1,

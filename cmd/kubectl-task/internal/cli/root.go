@@ -47,8 +47,9 @@ Exit codes:
   1    an error (unknown Task or run, the cluster unreachable or refusing), or,
        for --wait and --showlog (start, rerun), the run failed
   2    a usage error: unknown command or flag, wrong arguments, a malformed
-       -p, -w, -l, --serviceaccount or --keep-since, a param or workspace the
-       Task does not declare, a required param without a value
+       -p, -w, -l, --serviceaccount, --keep-since or --request-timeout, a
+       param or workspace the Task does not declare, a required param
+       without a value
   130  interrupted (Ctrl-C); a run that was started goes on in the cluster`
 
 // NewRootCommand returns the plugin's command tree, writing to o.Streams.
@@ -76,6 +77,9 @@ func NewRootCommand(o Options) *cobra.Command {
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		Args:              noArgs,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return checkRequestTimeout(cmd, *p.flags.Timeout)
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
