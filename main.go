@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -43,6 +44,9 @@ type options struct {
 	webhookCertPath  string
 	webhookCertName  string
 	webhookCertKey   string
+	metricsCertPath  string
+	metricsCertName  string
+	metricsCertKey   string
 	defaultTimeout   time.Duration
 	maxConcurrent    int
 	enableController bool
@@ -78,6 +82,10 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.webhookCertPath, "webhook-cert-path", "", "The directory holding the webhook server's certificate.")
 	flag.StringVar(&o.webhookCertName, "webhook-cert-name", "tls.crt", "The webhook certificate file's name.")
 	flag.StringVar(&o.webhookCertKey, "webhook-cert-key", "tls.key", "The webhook key file's name.")
+	flag.StringVar(&o.metricsCertPath, "metrics-cert-path", "",
+		"The directory holding the metrics server's certificate. If unset, the metrics server makes itself a self-signed one.")
+	flag.StringVar(&o.metricsCertName, "metrics-cert-name", "tls.crt", "The metrics server's certificate file's name.")
+	flag.StringVar(&o.metricsCertKey, "metrics-cert-key", "tls.key", "The metrics server's key file's name.")
 	flag.DurationVar(&o.defaultTimeout, "default-timeout", runstate.DefaultTimeout,
 		"The timeout of a TaskRun whose spec.timeout is absent; 0 means none.")
 	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", controllers.DefaultMaxConcurrentReconciles,
@@ -122,16 +130,28 @@ func run(o options) error {
 	log := ctrl.Log.WithName("setup")
 	tlsOpts := certs.ServingTLSOptions(o.enableHTTP2)
 
-	webhookOpts := webhook.Options{Host: o.webhookHost, Port: o.webhookPort, TLSOpts: tlsOpts}
+	// Each server gets its own copy of the options, for each adds its own.
+	webhookOpts := webhook.Options{Host: o.webhookHost, Port: o.webhookPort, TLSOpts: slices.Clone(tlsOpts)}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure, TLSOpts: slices.Clone(tlsOpts)}
 	var watchers []*certwatcher.CertWatcher
-	if o.webhookCertPath != "" {
-		w, err := certwatcher.New(filepath.Join(o.webhookCertPath, o.webhookCertName),
-			filepath.Join(o.webhookCertPath, o.webhookCertKey))
+	for _, server := range []struct {
+		dir, cert, key string
+		tlsOpts        *[]func(*tls.Config)
+	}{
+		{o.webhookCertPath, o.webhookCertName, o.webhookCertKey, &webhookOpts.TLSOpts},
+		{o.metricsCertPath, o.metricsCertName, o.metricsCertKey, &metricsOpts.TLSOpts},
+	} {
+		if server.dir == "" {
+			continue
+		}
+		// Read again whenever the files change: a certificate renewed
+		// (by cert-manager, say) is served without a restart.
+		w, err := certwatcher.New(filepath.Join(server.dir, server.cert), filepath.Join(server.dir, server.key))
 		if err != nil {
 			return err
 		}
 		watchers = append(watchers, w)
-		webhookOpts.TLSOpts = append(webhookOpts.TLSOpts, func(c *tls.Config) { c.GetCertificate = w.GetCertificate })
+		*server.tlsOpts = append(*server.tlsOpts, func(c *tls.Config) { c.GetCertificate = w.GetCertificate })
 	}
 	rotator, err := certRotator(o)
 	if err != nil {
@@ -141,7 +161,6 @@ func run(o options) error {
 		webhookOpts.TLSOpts = append(webhookOpts.TLSOpts, rotator.TLSOption)
 	}
 
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure, TLSOpts: tlsOpts}
 	if o.metricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
