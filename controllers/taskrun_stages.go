@@ -222,26 +222,53 @@ func currentPodName(run *v1beta1.TaskRun) (string, bool) {
 // finishIfPodEnded ends the current attempt when its Pod has ended, or is
 // gone after the run claimed it.
 func finishIfPodEnded(_ context.Context, s *runScope) error {
-	if s.pod == nil {
-		if s.claimed {
-			s.outcome = podDeleted(s.podName)
-		}
-		return nil
+	var o *outcome
+	switch {
+	case s.pod != nil:
+		o = podOutcome(s.pod, s.podSteps())
+	case s.claimed:
+		o = podDeleted(s.podName)
 	}
-	o := podOutcome(s.pod, s.podSteps())
-	if o != nil && s.pod.Status.Phase == corev1.PodFailed && s.pod.Status.Reason == podReasonDeadlineExceeded {
-		// The Pod's deadline is the run's timeout, or was lowered to stop a
-		// cancelled run by a reconcile that crashed before recording it. Only
-		// a deadline that someone else set makes this a Pod failure.
+	if o != nil && stoppedEarly(s.pod) {
+		// stopPod ends the Pod of a cancelled or timed-out run, by deleting
+		// it or lowering its deadline, before the run's status says why; a
+		// reconcile that could not write that status (a conflict, a crash)
+		// leaves the next one the stopped Pod. The run's own cancellation or
+		// deadline says why it stopped, whoever stopped it; only a Pod
+		// stopped for no reason the run has is a Pod failure.
 		switch {
 		case runstate.CancelRequested(s.run):
 			o = cancelled(s.run)
+		case s.pod == nil || s.pod.Status.Phase != corev1.PodFailed:
+			// Deleted: only a deadline that has passed stopped it.
+			if s.timedOut() {
+				o = timedOut(s.run, s.timeout)
+			}
 		case s.deadline().StoppedPod(s.now):
+			// The kubelet's count of the deadline may end a few seconds
+			// before the controller's.
 			o = timedOut(s.run, s.timeout)
 		}
 	}
 	s.outcome = o
 	return nil
+}
+
+// stoppedEarly reports whether the Pod of the current attempt was ended
+// before its steps were: gone (nil), being deleted before it ended, or
+// stopped by the kubelet at its activeDeadlineSeconds. These are the ways
+// stopPod, or someone else, ends a Pod; a Pod that ended on its own is not.
+func stoppedEarly(pod *corev1.Pod) bool {
+	switch {
+	case pod == nil:
+		return true
+	case pod.Status.Phase == corev1.PodFailed:
+		return pod.Status.Reason == podReasonDeadlineExceeded
+	case pod.Status.Phase == corev1.PodSucceeded:
+		return false
+	default:
+		return pod.DeletionTimestamp != nil
+	}
 }
 
 // stopIfRequested ends a run that is cancelled or has timed out, and stops its Pod.

@@ -20,6 +20,14 @@ func TestFinishIfPodEnded(t *testing.T) {
 	start := testTime
 	pod := threeStepPod()
 	stoppedAtDeadline := withStatus(pod, wrappers.PodStatus(pod).At(start).DeadlineExceeded(1).Obj())
+	deleting := func(p *corev1.Pod) *corev1.Pod {
+		p = p.DeepCopy()
+		p.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Minute)}
+		return p
+	}
+	cancelledRun := &outcome{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "run" was cancelled`}
+	timedOutRun := &outcome{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "run" did not finish within 1h0m0s`}
+	podGone := &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}
 	run := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t").Timeout(time.Hour) }
 	tests := map[string]struct {
 		run  *v1beta1.TaskRun
@@ -40,6 +48,15 @@ func TestFinishIfPodEnded(t *testing.T) {
 			&outcome{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "run" was cancelled`}},
 		"deadline someone else set": {run().Obj(), stoppedAtDeadline, start.Add(time.Minute),
 			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
+		// A reconcile that stopped the Pod and could not write why: the next
+		// one must not call the stop a Pod failure.
+		"deleted for a cancel":                  {withPodName(run().Cancelled().Obj(), "run-pod"), nil, start.Add(time.Minute), cancelledRun},
+		"deleted at the timeout":                {withPodName(run().Obj(), "run-pod"), nil, start.Add(time.Hour), timedOutRun},
+		"deleted before the timeout":            {withPodName(run().Obj(), "run-pod"), nil, start.Add(time.Hour - 2*time.Second), podGone},
+		"being deleted for a cancel":            {run().Cancelled().Obj(), deleting(withStatus(pod, wrappers.PodStatus(pod).Running(0).Obj())), start.Add(time.Minute), cancelledRun},
+		"being deleted, not stopped by the run": {run().Obj(), deleting(withStatus(pod, wrappers.PodStatus(pod).Running(0).Obj())), start.Add(time.Minute), podGone},
+		"succeeded before a cancel, deleted since": {run().Cancelled().Obj(), deleting(withStatus(pod, wrappers.PodStatus(pod).At(start).Succeeded().Obj())), start.Add(time.Minute),
+			&outcome{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"}},
 		"deadline on a run without timeout": {wrappers.TaskRun("ns", "run", "t").Timeout(0).Obj(), stoppedAtDeadline, start.Add(2 * time.Hour),
 			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
 	}
