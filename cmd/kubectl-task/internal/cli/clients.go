@@ -17,6 +17,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -53,10 +54,13 @@ func (p *plugin) connect() (*Clients, string, error) {
 	if p.clients != nil {
 		return p.clients, ns, nil
 	}
-	// With no kubeconfig at all, client-go would try localhost:8080.
-	if raw, err := loader.RawConfig(); err == nil && len(raw.Clusters) == 0 && *p.flags.APIServer == "" {
-		return nil, "", errNoKubeconfig
+	if raw, err := loader.RawConfig(); err == nil {
+		if err := noClusterError(raw, *p.flags.APIServer, rest.InClusterConfig); err != nil {
+			return nil, "", err
+		}
 	}
+	// With no cluster in the kubeconfig, client-go falls back to the Pod's
+	// ServiceAccount, as kubectl does.
 	cfg, err := p.flags.ToRESTConfig()
 	if err != nil {
 		return nil, "", clusterError(err, "")
@@ -103,6 +107,26 @@ func checkRequestTimeout(cmd *cobra.Command, timeout string) error {
 }
 
 var errNoKubeconfig = errors.New("no cluster configured: no kubeconfig found; give --kubeconfig, set KUBECONFIG, or create ~/.kube/config")
+
+// noClusterError says why there is no cluster to reach, or returns nil.
+// When neither the kubeconfig raw nor --server (server) names a cluster,
+// client-go uses the in-cluster config if inCluster finds one, and would
+// otherwise try localhost:8080, which is never what a user meant.
+func noClusterError(raw clientcmdapi.Config, server string, inCluster func() (*rest.Config, error)) error {
+	if len(raw.Clusters) > 0 || server != "" {
+		return nil
+	}
+	_, err := inCluster()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rest.ErrNotInCluster):
+		return errNoKubeconfig
+	}
+	// In a Pod, most likely one whose ServiceAccount token is not mounted.
+	return fmt.Errorf("no cluster configured: no kubeconfig found, and the in-cluster config is not usable (%s); "+
+		"give --kubeconfig or set KUBECONFIG, or mount the Pod's ServiceAccount token", oneLine(err.Error()))
+}
 
 // getTask reads a Task, saying which namespace it is missing from.
 func (c *Clients) getTask(ctx context.Context, ns, name string) (*v1beta1.Task, error) {

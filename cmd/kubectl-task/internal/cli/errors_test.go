@@ -204,13 +204,34 @@ current-context: c
 	t.Run("no kubeconfig at all", func(t *testing.T) {
 		t.Setenv("KUBECONFIG", "")
 		t.Setenv("HOME", t.TempDir())
+		// Not in a Pod, even when the tests run in one.
+		t.Setenv("KUBERNETES_SERVICE_HOST", "")
 		got := h.execute(t, []string{"list"})
 		want := result{Code: 1, Stderr: "error: no cluster configured: no kubeconfig found; give --kubeconfig, set KUBECONFIG, or create ~/.kube/config\n"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("list (-want +got):\n%s", diff)
 		}
 	})
+
+	t.Run("no kubeconfig, in a Pod without its token", func(t *testing.T) {
+		if _, err := os.Stat(serviceAccountToken); err == nil {
+			t.Skipf("%s exists here", serviceAccountToken)
+		}
+		t.Setenv("KUBECONFIG", "")
+		t.Setenv("HOME", t.TempDir())
+		t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+		t.Setenv("KUBERNETES_SERVICE_PORT", "443")
+		got := h.execute(t, []string{"list"})
+		want := result{Code: 1, Stderr: "error: no cluster configured: no kubeconfig found, and the in-cluster config is not usable (open " +
+			serviceAccountToken + ": no such file or directory); give --kubeconfig or set KUBECONFIG, or mount the Pod's ServiceAccount token\n"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("list (-want +got):\n%s", diff)
+		}
+	})
 }
+
+// serviceAccountToken is where client-go reads a Pod's ServiceAccount token.
+const serviceAccountToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 // panickingLogs is a log source with a bug.
 type panickingLogs struct{}
