@@ -56,7 +56,8 @@ func TestImagePullTimeout(t *testing.T) {
 			w.At(turn.Add(-10*time.Minute)).CannotPull(1, "ErrImagePull",
 				`rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`, turn)
 		})
-		h.waitForCondition(t, "second", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "second" (2 of 2)`})
+		h.waitForCondition(t, "second", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning,
+			`running step "second" (2 of 2): ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`})
 		run := h.waitForCondition(t, "second", condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
 			`step "second" could not pull image "alpine:3" for 3s: ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`})
 		if took := run.Status.CompletionTime.Sub(turn); took < timeout || took > timeout+3*time.Second {

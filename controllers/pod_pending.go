@@ -9,7 +9,8 @@ import (
 )
 
 // This file says what holds back a Pod that has not started a step: the
-// scheduler's reason, or the kubelet's for the first step that waits. A run
+// scheduler's reason, or the kubelet's for the first step that waits; and
+// what holds back a later step whose turn has come (progressOutcome). A run
 // whose PersistentVolumeClaim, ConfigMap or Secret is missing stays Pending,
 // and this is where its message comes from. It is pure, so every case is
 // tested by a table.
@@ -33,12 +34,17 @@ func pendingMessage(pod *corev1.Pod) string {
 		}
 	}
 	if step, waiting := firstHeldStep(pod); waiting != nil {
-		if waiting.Message == "" {
-			return fmt.Sprintf("step %q: %s", step, waiting.Reason)
-		}
-		return fmt.Sprintf("step %q: %s: %s", step, waiting.Reason, waiting.Message)
+		return fmt.Sprintf("step %q: %s", step, heldBecause(waiting))
 	}
 	return fmt.Sprintf("Pod %q has not started a step yet", pod.Name)
+}
+
+// heldBecause is the kubelet's reason a step waits, and its message if any.
+func heldBecause(waiting *corev1.ContainerStateWaiting) string {
+	if waiting.Message == "" {
+		return waiting.Reason
+	}
+	return waiting.Reason + ": " + waiting.Message
 }
 
 // firstHeldStep returns, in the order the steps run, the first step whose

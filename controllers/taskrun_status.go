@@ -142,7 +142,8 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 }
 
 // progressOutcome returns the condition of a run whose Pod has not ended:
-// Running once a step has started, Pending before, saying what holds it back.
+// Running once a step has started, Pending before, saying what holds it back
+// (for Running, the current step, when the kubelet says it is held).
 func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 	current, started := len(steps)-1, false
 	for i := len(steps) - 1; i >= 0; i-- {
@@ -156,7 +157,14 @@ func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 	if !started {
 		return unknown(v1beta1.ReasonPending, "%s", pendingMessage(pod))
 	}
-	return unknown(v1beta1.ReasonRunning, "running step %q (%d of %d)", steps[current].Name, current+1, len(steps))
+	running := fmt.Sprintf("running step %q (%d of %d)", steps[current].Name, current+1, len(steps))
+	if step, waiting := firstHeldStep(pod); waiting != nil && step == steps[current].Name {
+		// A later step's turn has come, and its image cannot be pulled or
+		// its container made (a missing Secret, say): say so, as the
+		// Pending message does for the first step.
+		return unknown(v1beta1.ReasonRunning, "%s: %s", running, heldBecause(waiting))
+	}
+	return unknown(v1beta1.ReasonRunning, "%s", running)
 }
 
 // stepStates reports pod's steps in order, from its container statuses: the

@@ -73,6 +73,10 @@ func TestProgressOutcome(t *testing.T) {
 		"first running": {wrappers.PodStatus(pod).Running(0).Obj(), &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "a" (1 of 3)`}},
 		"last running":  {wrappers.PodStatus(pod).Running(2).Obj(), &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "c" (3 of 3)`}},
 		"between steps": {betweenSteps(pod), &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "b" (2 of 3)`}},
+		"later step's image cannot be pulled": {wrappers.PodStatus(pod).At(testTime).CannotPull(1, "ImagePullBackOff", `Back-off pulling image "alpine"`, testTime).Obj(),
+			&outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "b" (2 of 3): ImagePullBackOff: Back-off pulling image "alpine"`}},
+		"later step's container cannot be made, no message": {wrappers.PodStatus(pod).At(testTime).CannotPull(2, "CreateContainerConfigError", "", testTime).Obj(),
+			&outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "c" (3 of 3): CreateContainerConfigError`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
