@@ -2,6 +2,8 @@ package timerepair
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -62,4 +64,19 @@ func (l *runLister) listPage(ctx context.Context, continueToken string, visit fu
 	}
 	defer body.Close()
 	return decodePage(body, visit)
+}
+
+// getRun reads one TaskRun as stored, as listPage reads each of a page's:
+// a field of an unexpected JSON type is left empty, not an error.
+func (l *runLister) getRun(ctx context.Context, namespace, name string) (*storedRun, error) {
+	body, err := l.client.Get().Namespace(namespace).Resource("taskruns").Name(name).DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var run storedRun
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(body, &run); err != nil && !errors.As(err, &typeErr) {
+		return nil, fmt.Errorf("reading TaskRun %s/%s: %w", namespace, name, err)
+	}
+	return &run, nil
 }

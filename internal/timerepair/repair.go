@@ -3,12 +3,16 @@ package timerepair
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -27,36 +31,72 @@ type Repairer struct {
 	HTTPClient *http.Client
 	// Writer patches their status.
 	Writer client.Client
+	// Backoff paces the passes Start tries again; zero means defaultBackoff.
+	Backoff wait.Backoff
 }
+
+// defaultBackoff paces the passes that stopped early: the first again after a
+// second, then twice as long each time, at most 5 minutes apart, for as long
+// as the manager leads. At start the conversion webhook may not serve yet (a
+// LIST of runs stored as v1alpha1 needs it), and one pass is all there is.
+var defaultBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: 5 * time.Minute}
 
 // NeedLeaderElection makes the repair run on the leader only.
 func (*Repairer) NeedLeaderElection() bool { return true }
 
-// Start repairs every stored TaskRun once, logging what it did. A failure is
-// logged, not returned: the manager must run even if one object cannot be
-// repaired, and conversion reads that one regardless.
+// Start repairs every stored TaskRun, logging what it did. A pass that
+// stopped early (a LIST that failed, an API server that could not serve) is
+// made again, with backoff, until one completes or the manager stops. Runs
+// the API server refused are logged, not retried: a restart tries them
+// again. It never fails the manager: conversion reads a run it could not
+// repair regardless.
 func (r *Repairer) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("timerepair")
-	repaired, err := r.Repair(ctx)
-	if err != nil {
-		logger.Error(err, "Repairing malformed times of stored TaskRuns", "repaired", repaired)
-		return nil
+	ctx = log.IntoContext(ctx, logger)
+	backoff := r.Backoff
+	if backoff.Duration == 0 {
+		backoff = defaultBackoff
 	}
-	if repaired > 0 {
-		logger.Info("Rewrote malformed times of stored TaskRuns in RFC 3339", "taskRuns", repaired)
-	}
+	// DelayFunc, unlike ExponentialBackoff, keeps trying once the delay
+	// reaches the cap.
+	_ = backoff.DelayFunc().Until(ctx, true, false, func(ctx context.Context) (bool, error) {
+		repaired, err := r.Repair(ctx)
+		var incomplete *IncompleteError
+		switch {
+		case errors.As(err, &incomplete):
+			logger.Error(err, "Some stored TaskRuns keep times Go cannot read; every other one was repaired",
+				"repaired", repaired, "notRepaired", len(incomplete.Failed))
+			return true, nil
+		case err != nil:
+			logger.Error(err, "Repairing malformed times of stored TaskRuns stopped early; trying again", "repaired", repaired)
+			return false, nil
+		}
+		if repaired > 0 {
+			logger.Info("Rewrote malformed times of stored TaskRuns in RFC 3339", "taskRuns", repaired)
+		}
+		return true, nil
+	})
 	return nil
 }
 
 // Repair rewrites, in every TaskRun, each time a typed decode would refuse,
 // and returns how many TaskRuns it patched. It patches a page's runs after
 // reading the page, in the order listed, holding only those that need it.
+//
+// A run that cannot be patched does not stop the others. One deleted since
+// it was listed needs nothing; one written since is read again (repairRun);
+// one the API server refuses is logged, and Repair goes on and then returns
+// an *IncompleteError naming them. Only a LIST that fails, or a request the
+// API server could not serve at all (unservable), ends the pass early, with
+// that error.
 func (r *Repairer) Repair(ctx context.Context) (int, error) {
+	logger := log.FromContext(ctx)
 	lister, err := newRunLister(r.Config, r.HTTPClient)
 	if err != nil {
 		return 0, err
 	}
 	repaired := 0
+	failed := failures{}
 	continueToken := ""
 	for {
 		var pending []runRepair
@@ -70,13 +110,61 @@ func (r *Repairer) Repair(ctx context.Context) (int, error) {
 			return repaired, fmt.Errorf("listing TaskRuns: %w", err)
 		}
 		for _, repair := range pending {
-			if err := r.patch(ctx, repair); err != nil {
+			patched, err := r.repairRun(ctx, lister, repair)
+			switch {
+			case err == nil:
+				if patched {
+					repaired++
+				}
+			case unservable(err):
 				return repaired, err
+			default:
+				logger.Error(err, "TaskRun not repaired; it keeps times Go cannot read",
+					"namespace", repair.namespace, "name", repair.name)
+				failed[types.NamespacedName{Namespace: repair.namespace, Name: repair.name}] = err
 			}
-			repaired++
 		}
 		if continueToken == "" {
-			return repaired, nil
+			break
+		}
+	}
+	if len(failed) > 0 {
+		return repaired, &IncompleteError{Failed: failed}
+	}
+	return repaired, nil
+}
+
+// maxPatches is how many times repairRun patches a run that keeps being
+// written between its read and its patch before it gives up on it.
+const maxPatches = 3
+
+// repairRun patches repair's run and reports whether it did. A run written
+// since it was read, so that the patch does not apply, is read again and
+// patched with what it holds then: the write validated the times it set,
+// but may have left others as stored. A run deleted meanwhile, or left with
+// nothing to repair, is not patched, and that is no error.
+func (r *Repairer) repairRun(ctx context.Context, lister *runLister, repair runRepair) (bool, error) {
+	for attempt := 1; ; attempt++ {
+		err := r.patch(ctx, repair)
+		switch {
+		case err == nil:
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case !changedSinceRead(err) || attempt == maxPatches:
+			return false, err
+		}
+		log.FromContext(ctx).Info("TaskRun written since it was read; reading it again",
+			"namespace", repair.namespace, "name", repair.name)
+		run, err := lister.getRun(ctx, repair.namespace, repair.name)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading TaskRun %s/%s again: %w", repair.namespace, repair.name, err)
+		}
+		if repair.ops = repairOps(&run.Status); len(repair.ops) == 0 {
+			return false, nil
 		}
 	}
 }
