@@ -77,7 +77,8 @@ func (r *TaskRunReconciler) stopAttemptPod(ctx context.Context, s *runScope) err
 // status.attempts, which makes the next attempt the current one. An
 // attempt's start is the run's for the first, and the failure of the one
 // before for the others: the reconcile that recorded that failure created
-// its Pod. The steps and results reported are the next attempt's from now on.
+// its Pod. The Pod, steps and results reported are the next attempt's from
+// now on.
 func (s *runScope) recordAttempt() {
 	st := &s.run.Status
 	if st.StartTime == nil {
@@ -94,7 +95,9 @@ func (s *runScope) recordAttempt() {
 		Reason:         string(s.outcome.reason),
 		Message:        truncate(s.outcome.message, maxConditionMessage),
 	})
-	st.Steps, st.Results = nil, nil
+	// status.podName names the current attempt's Pod once it exists: until
+	// then, none, rather than the failed attempt's, which attempts lists.
+	st.PodName, st.Steps, st.Results = "", nil, nil
 	s.outcome, s.pod, s.otherPod = nil, nil, nil
 }
 

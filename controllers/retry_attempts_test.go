@@ -88,9 +88,9 @@ func TestRecordAttempt(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("recorded attempt mismatch (-want +got):\n%s", diff)
 			}
-			if run.Status.Steps != nil || run.Status.Results != nil || s.outcome != nil || s.pod != nil {
-				t.Errorf("after recordAttempt: steps %v, results %v, outcome %v, pod %v; want none: they were the failed attempt's",
-					run.Status.Steps, run.Status.Results, s.outcome, s.pod)
+			if run.Status.PodName != "" || run.Status.Steps != nil || run.Status.Results != nil || s.outcome != nil || s.pod != nil {
+				t.Errorf("after recordAttempt: podName %q, steps %v, results %v, outcome %v, pod %v; want none: they were the failed attempt's",
+					run.Status.PodName, run.Status.Steps, run.Status.Results, s.outcome, s.pod)
 			}
 		})
 	}

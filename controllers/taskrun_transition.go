@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file records a run's transitions once its status patch has landed: an
@@ -111,10 +112,9 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 func (r *TaskRunReconciler) observeRetries(s *runScope) {
 	attempts := s.run.Status.Attempts
 	for i := len(s.original.Status.Attempts); i < len(attempts); i++ {
-		next := s.run.Status.PodName
-		if i+1 < len(attempts) {
-			next = attempts[i+1].PodName
-		}
+		// The next attempt's Pod is named by its number, whether or not
+		// it could be created yet.
+		next := runstate.AttemptPodName(s.run, i+1)
 		note := attemptFailed(s.run, i)
 		if next != attempts[i].PodName {
 			note = fmt.Sprintf("%s; attempt %d runs in Pod %s", note, i+2, next)
