@@ -26,8 +26,9 @@ import (
 
 // Clients reach the cluster that the connection flags name.
 type Clients struct {
-	// Client reads and writes Tasks and TaskRuns (v1beta1 only), Pods and Events.
-	Client client.Client
+	// Client reads and writes Tasks and TaskRuns (v1beta1 only), Pods and
+	// Events, and watches runs.
+	Client client.WithWatch
 	// Kube reads Pod logs, which Client cannot stream.
 	Kube kubernetes.Interface
 	// Host is the API server's address, for messages.
@@ -73,7 +74,7 @@ func (p *plugin) connect() (*Clients, string, error) {
 		cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	}
 	cfg.WarningHandler = rest.NewWarningWriter(p.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
-	c, err := client.New(cfg, client.Options{Scheme: newScheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: newScheme()})
 	if err != nil {
 		return nil, "", clusterError(err, cfg.Host)
 	}

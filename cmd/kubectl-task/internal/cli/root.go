@@ -20,7 +20,9 @@ type Options struct {
 	Streams genericiooptions.IOStreams
 	// Now is the clock relative times are measured with; nil means time.Now.
 	Now func() time.Time
-	// PollInterval is how often waits look at a run again; 0 means a second.
+	// PollInterval is how often following logs looks again at a step that
+	// has not started, or a run that waits for its Task; 0 means a second.
+	// Waiting for a run to finish watches it instead.
 	PollInterval time.Duration
 	// LogSource returns where a run's step logs come from; nil means its
 	// Pod, through the Pod logs API.
@@ -45,7 +47,8 @@ writes minitask.dev/v1beta1 only.
 Exit codes:
   0    success
   1    an error (unknown Task or run, the cluster unreachable or refusing), or,
-       for --wait and --showlog (start, rerun), the run failed
+       for --wait and --showlog (start, rerun), the run failed or was deleted
+       before it finished
   2    a usage error: unknown command or flag, wrong arguments, a malformed
        -p, -w, -l, --serviceaccount, --keep-since or --request-timeout, a
        param or workspace the Task does not declare, a required param

@@ -215,6 +215,10 @@ func (p *plugin) createAndFollow(ctx context.Context, c *Clients, run *v1beta1.T
 		return nil
 	}
 
+	// The wait ends with this command, whichever way.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	outcome := watchRun(ctx, c, run)
 	if f.showlog {
 		src := p.LogSource(c, ns, run.Name)
 		if _, err := runlogs.Stream(ctx, src, out, runlogs.Options{Follow: true}); err != nil {
@@ -227,29 +231,11 @@ func (p *plugin) createAndFollow(ctx context.Context, c *Clients, run *v1beta1.T
 				oneLine(clusterError(err, c.Host).Error()), run.Name)
 		}
 	}
-	done, err := p.waitForRun(ctx, c, ns, run.Name)
-	if err != nil {
-		return err
+	done := <-outcome
+	if done.err != nil {
+		return done.err
 	}
-	return finishedRunResult(out, done)
-}
-
-// waitForRun polls the run until it has finished, and returns it.
-func (p *plugin) waitForRun(ctx context.Context, c *Clients, ns, name string) (*v1beta1.TaskRun, error) {
-	for {
-		run, err := c.getRun(ctx, ns, name)
-		if err != nil {
-			return nil, err
-		}
-		if runstate.Finished(run) {
-			return run, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(p.PollInterval):
-		}
-	}
+	return finishedRunResult(out, done.run)
 }
 
 // finishedRunResult reports a finished run: a line on w when it succeeded,

@@ -86,6 +86,12 @@ func (s *PodSource) steps(ctx context.Context) (*v1beta1.TaskRun, []string, erro
 func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.ReadCloser, error) {
 	for {
 		run, pod, err := s.read(ctx)
+		if apierrors.IsNotFound(err) {
+			// The run was deleted since its steps were read, as the
+			// controller deletes one whose TTL after finishing is 0: no
+			// step starts now.
+			return nil, ErrNotStarted
+		}
 		if err != nil {
 			return nil, err
 		}

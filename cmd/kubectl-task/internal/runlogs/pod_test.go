@@ -196,6 +196,11 @@ func TestPodSourceOpen(t *testing.T) {
 			follow:  true,
 			wantErr: runlogs.ErrNotStarted,
 		},
+		"a run deleted since its steps were read": {
+			step:    "say",
+			follow:  true,
+			wantErr: runlogs.ErrNotStarted,
+		},
 		"a run whose Pod is gone": {
 			objs:    []client.Object{run(metav1.ConditionFalse)},
 			step:    "prepare",
