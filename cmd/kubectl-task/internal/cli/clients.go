@@ -93,7 +93,7 @@ const (
 )
 
 // maxRequestTimeoutSeconds is the most whole seconds a time.Duration holds.
-const maxRequestTimeoutSeconds = int64(math.MaxInt64 / int64(time.Second))
+const maxRequestTimeoutSeconds = math.MaxInt64 / int64(time.Second)
 
 // checkRequestTimeout refuses a --request-timeout that client-go cannot read,
 // or would misread: it takes a whole number as seconds and multiplies without

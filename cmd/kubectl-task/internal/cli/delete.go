@@ -191,7 +191,7 @@ func finishedAt(run *v1beta1.TaskRun) time.Time {
 // maxAgeDays is the most days a time.Duration holds, about 292 years. More
 // would wrap around to a negative age, a cutoff in the future, and delete
 // would take every finished run.
-const maxAgeDays = int64(math.MaxInt64 / int64(24*time.Hour))
+const maxAgeDays = math.MaxInt64 / int64(24*time.Hour)
 
 // parseAge reads a duration as a Go duration (12h, 30m, 1h30m) or a number
 // of days (7d), which Go's durations lack; it is not negative. A duration
