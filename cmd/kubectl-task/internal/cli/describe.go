@@ -168,9 +168,14 @@ func (d *describer) params(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote st
 	}
 	d.line("  NAME\tVALUE\tFROM")
 	for _, p := range params {
-		value := p.Value
-		if p.Source == runstate.Missing {
+		var value string
+		switch p.Source {
+		case runstate.Missing:
 			value = "<none>"
+		case runstate.FromDefault:
+			value = shortValue(p.Value, wholeInTask)
+		default:
+			value = shortValue(p.Value, wholeInRun)
 		}
 		d.line("  %s\t%s\t%s", p.Name, value, p.Source)
 	}

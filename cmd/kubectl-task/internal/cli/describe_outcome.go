@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -15,10 +14,6 @@ import (
 // This file holds the parts of describe that release 3's run semantics
 // added: why a run has not started, its retries and TTL, its results and
 // its earlier attempts.
-
-// maxResultDisplay is how many characters of a result's value describe
-// shows; a value may be 4 KiB, which would push every other row aside.
-const maxResultDisplay = 100
 
 // messageLabel is the header's label for the Succeeded condition's message:
 // while the run is Pending, its message says what holds the run back.
@@ -85,7 +80,7 @@ func (d *describer) results(run *v1beta1.TaskRun, task *v1beta1.Task) {
 		reported[r.Name] = true
 		value := none
 		if r.Value != nil {
-			value = resultValue(*r.Value)
+			value = shortValue(*r.Value, wholeInRun)
 		}
 		rows = append(rows, row{r.Name, value})
 	}
@@ -104,16 +99,6 @@ func (d *describer) results(run *v1beta1.TaskRun, task *v1beta1.Task) {
 	for _, r := range rows {
 		d.line("  %s\t%s", r.name, r.value)
 	}
-}
-
-// resultValue shows a result on one line, as displayValue does, cut at
-// maxResultDisplay characters with the whole value's size.
-func resultValue(v string) string {
-	if utf8.RuneCountInString(v) <= maxResultDisplay {
-		return displayValue(v)
-	}
-	cut := string([]rune(v)[:maxResultDisplay])
-	return fmt.Sprintf("%s... (%d bytes in all; kubectl get tr -o yaml shows it whole)", displayValue(cut), len(v))
 }
 
 // attempts shows the run's earlier attempts, oldest first; the header's Pod

@@ -228,16 +228,6 @@ func optionalNote(optional *bool) string {
 	return ""
 }
 
-// displayValue shows an env value on one line: as it is when it reads
-// plainly, quoted when it is empty, has spaces at its ends, or holds
-// characters (newlines, tabs) that would break the table.
-func displayValue(v string) string {
-	if v == "" || strings.TrimSpace(v) != v || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return fmt.Sprintf("%q", v)
-	}
-	return v
-}
-
 // stepResources shows the requests and limits of the steps that set any.
 func (d *describer) stepResources(task *v1beta1.Task, taskNote string) {
 	d.line("")

@@ -97,7 +97,7 @@ func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []effectiveParam
 		b.WriteString("These have defaults, and may be left out:\n")
 		w = tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
 		for _, p := range defaulted {
-			fmt.Fprintf(w, "  %s=%s\t%s\n", p.Name, *p.Default, describeParam(p))
+			fmt.Fprintf(w, "  %s=%s\t%s\n", p.Name, shortValue(*p.Default, wholeInTask), describeParam(p))
 		}
 		_ = w.Flush()
 	}
@@ -107,11 +107,13 @@ func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []effectiveParam
 	}
 }
 
+// describeParam is a param's description on one line, as a list of params
+// shows it; a Task's description may run over lines.
 func describeParam(p effectiveParam) string {
 	if p.Description == "" {
 		return "(no description)"
 	}
-	return p.Description
+	return oneLine(p.Description)
 }
 
 // declaredParams says which params a Task takes, for messages.
