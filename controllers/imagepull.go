@@ -2,9 +2,14 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -93,12 +98,18 @@ func imagePullFailed(pull *failingPull, timeout time.Duration) *outcome {
 }
 
 // failIfImagePullStuck ends the run ImagePullFailed when the kubelet has
-// failed to pull a step's image for longer than r.ImagePullTimeout, and stops
-// its Pod, which is deleted if no step started (see stopPod). Before that, it
-// asks for the run to be reconciled again when the timeout would pass: the
-// Pod's status may not change meanwhile. ImagePullFailed is not retried,
-// whatever retryOn says: the next attempt would pull the same image from the
-// same registry, and spend as long again before failing.
+// failed to pull a step's image for longer than r.ImagePullTimeout. Before
+// that, it asks for the run to be reconciled again when the timeout would
+// pass: the Pod's status may not change meanwhile. ImagePullFailed is not
+// retried, whatever retryOn says: the next attempt would pull the same image
+// from the same registry, and spend as long again before failing.
+//
+// The Pod is stopped only once the run's status says ImagePullFailed
+// (stopPodAfterImagePull), not before, as a cancel's or a timeout's is: the
+// failing pull, in the Pod's status, is the only evidence of this outcome. A
+// Pod stopped before a status write that did not land (a conflict, a crash)
+// would leave the next reconcile a deleted or Failed Pod, and a PodFailed
+// that retryOn retries.
 func (r *TaskRunReconciler) failIfImagePullStuck(ctx context.Context, s *runScope) error {
 	if r.ImagePullTimeout <= 0 || s.pod == nil {
 		return nil
@@ -111,10 +122,30 @@ func (r *TaskRunReconciler) failIfImagePullStuck(ctx context.Context, s *runScop
 		s.recheckWithin(left)
 		return nil
 	}
-	if err := r.stopPod(ctx, s.pod, s.now); err != nil {
-		return err
-	}
 	log.FromContext(ctx).Info("image pull timed out", "step", pull.step, "image", pull.image, "reason", pull.waiting.Reason)
 	s.outcome = imagePullFailed(pull, r.ImagePullTimeout)
 	return nil
+}
+
+// stopPodAfterImagePull stops the Pod of a run that ended ImagePullFailed, if
+// it has not ended: deleted if no step started, else its deadline lowered
+// (stopPod). The status write's own watch event brings the finished run here;
+// an error retries it. The cache holds only Pods that have not ended, so a
+// run whose Pod has ended or gone costs no read.
+func (r *TaskRunReconciler) stopPodAfterImagePull(ctx context.Context, run *v1beta1.TaskRun) error {
+	ended := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
+	if ended == nil || ended.Reason != string(v1beta1.ReasonImagePullFailed) || run.Status.PodName == "" {
+		return nil
+	}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Status.PodName}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("getting Pod %s/%s of TaskRun %s: %w", run.Namespace, run.Status.PodName, run.Name, err)
+	case !metav1.IsControlledBy(pod, run) || pod.DeletionTimestamp != nil:
+		return nil
+	}
+	return r.stopPod(ctx, pod, r.clock())
 }

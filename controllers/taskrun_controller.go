@@ -145,13 +145,17 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	// A finished run is final whatever happens to its Pod, and a run being
 	// deleted is going away: neither is ever written again. A finished run
-	// is only deleted, once its time to live has passed.
+	// is only deleted, once its time to live has passed, and the Pod of one
+	// that ended ImagePullFailed stopped.
 	if !run.DeletionTimestamp.IsZero() {
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if runstate.Finished(run) {
 		r.forget(req.NamespacedName)
+		if err := r.stopPodAfterImagePull(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
 		return r.deleteIfExpired(ctx, run)
 	}
 	if r.writes.isStale(run) {

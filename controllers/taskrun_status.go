@@ -247,7 +247,7 @@ func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.
 	if o.finished() && st.CompletionTime == nil {
 		st.CompletionTime = &metav1.Time{Time: now}
 	}
-	if o.reason == v1beta1.ReasonTimeout || o.reason == v1beta1.ReasonCancelled {
+	if o.reason == v1beta1.ReasonTimeout || o.reason == v1beta1.ReasonCancelled || o.reason == v1beta1.ReasonImagePullFailed {
 		markStepsStopped(st.Steps, o.reason, now)
 	}
 }
