@@ -111,6 +111,28 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {conditions: [{type: Succeeded, status: 'True', reason: Succeeded, message: '', " +
 				"lastTransitionTime: " + lowercaseTime + "}]}",
 			status: true, field: "status.conditions", also: "lastTransitionTime must be an RFC 3339 time"},
+		// Zone offsets the date-time format lets through but Go cannot read
+		// (time zone offset hour out of range), and +24:00, which Go reads
+		// but RFC 3339 refuses.
+		"v1alpha1 TaskRun status with a startTime 25 hours ahead of UTC": {
+			base: alphaRun + "spec: {taskRef: a}", obj: alphaRun + "spec: {taskRef: a}\nstatus: {startTime: '2024-05-01T10:00:00+25:00'}",
+			status: true, field: "status.startTime"},
+		"v1alpha1 TaskRun status with a finishTime offset by 99 minutes": {
+			base: alphaRun + "spec: {taskRef: a}", obj: alphaRun + "spec: {taskRef: a}\nstatus: {finishTime: '2024-05-01T10:00:00+23:99'}",
+			status: true, field: "status.finishTime"},
+		"v1beta1 TaskRun status with a startTime 25 hours ahead of UTC": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {startTime: '2024-05-01T10:00:00+25:00'}",
+			status: true, field: "status.startTime"},
+		"v1beta1 TaskRun status with a completionTime 24 hours ahead of UTC": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {completionTime: '2024-05-01T10:00:00+24:00'}",
+			status: true, field: "status.completionTime"},
+		"v1beta1 TaskRun status with a step finishedAt offset by 99:99": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, finishedAt: '2024-05-01T10:00:00-99:99'}]}",
+			status: true, field: "status.steps[0].finishedAt"},
+		"v1beta1 TaskRun status with an attempt startTime 25 hours ahead of UTC": {
+			base: betaRun + "spec: {taskRef: {name: a}}",
+			obj:  betaRun + "spec: {taskRef: {name: a}}\nstatus: {attempts: [{podName: p, reason: PodFailed, startTime: '2024-05-01T10:00:00+25:00'}]}",
+			status: true, field: "status.attempts[0].startTime"},
 		// The Limits of API.md, each named with its limit.
 		"v1alpha1 Task with a script over 64 KiB": {
 			obj: alphaTask + "spec:\n  steps: [{name: a, image: alpine, script: " + big(65537) + "}]", field: "spec.steps[0].script", also: "65536"},

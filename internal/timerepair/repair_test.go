@@ -29,9 +29,10 @@ var env *testenv.Env
 func TestMain(m *testing.M) { testenv.Run(m, &env, webhooks.SetupWithManager) }
 
 // storedByRelease2 is a finished TaskRun as release 2's CRD let a status
-// writer store it: every time in lower case, which metav1.Time cannot read.
-// Its attempt's times are as malformed, as a writer that bypassed release
-// 3's patterns (or a restore from a backup) could leave them.
+// writer store it: times in lower case, or with a zone offset past 24 hours
+// (the step's startedAt), which metav1.Time cannot read. Its attempt's times
+// are as malformed, as a writer that bypassed release 3's patterns (or a
+// restore from a backup) could leave them.
 const storedByRelease2 = `{
   "apiVersion": "minitask.dev/v1beta1", "kind": "TaskRun",
   "spec": {"taskRef": {"name": "build"}},
@@ -41,7 +42,7 @@ const storedByRelease2 = `{
     "conditions": [{"type": "Succeeded", "status": "True", "reason": "Succeeded", "message": "",
                     "lastTransitionTime": "2024-05-01t10:05:00z"}],
     "steps": [{"name": "compile", "state": "Terminated", "exitCode": 0,
-               "startedAt": "2024-05-01t10:00:01z", "finishedAt": "2024-05-01t12:04:59+02:00"}],
+               "startedAt": "2024-05-02T11:00:01+25:00", "finishedAt": "2024-05-01t12:04:59+02:00"}],
     "attempts": [{"podName": "malformed-pod", "reason": "PodFailed", "message": "evicted",
                   "startTime": "2024-05-01T09:00:00", "completionTime": "2024-05-01t09:59:59.5z"}]
   }
