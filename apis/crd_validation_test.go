@@ -225,6 +225,14 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			obj: betaRun + "spec: {taskRef: {name: a}, retryOn: [TaskRunTimeout]}", field: "spec.retryOn[0]"},
 		"v1beta1 TaskRun with a negative ttlSecondsAfterFinished": {
 			obj: betaRun + "spec: {taskRef: {name: a}, ttlSecondsAfterFinished: -1}", field: "spec.ttlSecondsAfterFinished"},
+		"v1beta1 TaskRun with a ttlSecondsAfterFinished past int32": {
+			obj: betaRun + "spec: {taskRef: {name: a}, ttlSecondsAfterFinished: 2147483648}", field: "spec.ttlSecondsAfterFinished", also: "2147483647"},
+		"v1beta1 TaskRun status with a step exitCode past int32": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, exitCode: 2147483648}]}",
+			status: true, field: "status.steps[0].exitCode", also: "2147483647"},
+		"v1beta1 TaskRun status with a step exitCode below int32": {
+			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, exitCode: -2147483649}]}",
+			status: true, field: "status.steps[0].exitCode", also: "-2147483648"},
 		"v1beta1 TaskRun changing retries after creation": {
 			base: betaRun + "spec: {taskRef: {name: a}, retries: 1}", obj: betaRun + "spec: {taskRef: {name: a}, retries: 2}",
 			field: "spec.retries", also: "retries is immutable"},

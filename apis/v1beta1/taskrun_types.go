@@ -81,9 +81,12 @@ type TaskRunSpec struct {
 
 	// TTLSecondsAfterFinished is how long after completionTime the
 	// controller deletes the finished run, and its Pods. Absent means the
-	// manager's --default-ttl-after-finished (0: keep the run).
+	// manager's --default-ttl-after-finished (0: keep the run). At most
+	// 2147483647, int32's largest, which API servers before Kubernetes 1.36
+	// do not enforce from the format alone.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
@@ -316,8 +319,11 @@ type StepState struct {
 	// +optional
 	State StepContainerState `json:"state,omitempty"`
 
-	// ExitCode is set once the step has terminated.
+	// ExitCode is set once the step has terminated: any int32, negative
+	// too (a Windows NTSTATUS, say), bounded as ttlSecondsAfterFinished is.
 	// +optional
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	ExitCode *int32 `json:"exitCode,omitempty"`
 
 	// Reason is the container's reason for its state, if any.

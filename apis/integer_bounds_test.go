@@ -1,0 +1,62 @@
+package apis_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/minitask-dev/minitask/config/crd"
+)
+
+// TestInt32FieldsAreBounded checks that every int32 field of our own types,
+// in every version of both CRDs, has a minimum and a maximum within int32.
+// API servers before Kubernetes 1.36 do not enforce format: int32 on CRDs:
+// without them they store 2147483648, and then every typed LIST of the kind
+// fails to decode, the manager's cache with it. The int32 fields of core/v1
+// types we embed take no marker of ours; they are listed, so that a new one
+// is a decision.
+func TestInt32FieldsAreBounded(t *testing.T) {
+	embedded := []string{
+		"taskruns.minitask.dev v1beta1 .spec.podTemplate.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
+		"taskruns.minitask.dev v1beta1 .spec.podTemplate.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
+		"taskruns.minitask.dev v1beta1 .spec.podTemplate.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
+		"taskruns.minitask.dev v1beta1 .spec.workspaces[*].configMap.defaultMode",
+		"taskruns.minitask.dev v1beta1 .spec.workspaces[*].configMap.items[*].mode",
+		"taskruns.minitask.dev v1beta1 .spec.workspaces[*].emptyDir.mode",
+		"taskruns.minitask.dev v1beta1 .spec.workspaces[*].secret.defaultMode",
+		"taskruns.minitask.dev v1beta1 .spec.workspaces[*].secret.items[*].mode",
+	}
+	wantBounded := []string{
+		"taskruns.minitask.dev v1beta1 .spec.retries",
+		"taskruns.minitask.dev v1beta1 .spec.ttlSecondsAfterFinished",
+		"taskruns.minitask.dev v1beta1 .status.steps[*].exitCode",
+	}
+	var bounded, unbounded []string
+	for _, file := range []string{crd.TasksFile, crd.TaskRunsFile} {
+		def := readCRD(t, file)
+		for _, version := range def.Spec.Versions {
+			walkSchema(version.Schema.OpenAPIV3Schema, "", func(path string, s *apiextensionsv1.JSONSchemaProps) {
+				if s.Type != "integer" || s.Format != "int32" {
+					return
+				}
+				where := def.Name + " " + version.Name + " " + path
+				if s.Minimum != nil && *s.Minimum >= math.MinInt32 && s.Maximum != nil && *s.Maximum <= math.MaxInt32 {
+					bounded = append(bounded, where)
+				} else {
+					unbounded = append(unbounded, where)
+				}
+			})
+		}
+	}
+	slices.Sort(bounded)
+	slices.Sort(unbounded)
+	if diff := cmp.Diff(wantBounded, bounded); diff != "" {
+		t.Errorf("int32 fields bounded within int32 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(embedded, unbounded); diff != "" {
+		t.Errorf("int32 fields without bounds, which must be core/v1's (-want +got):\n%s", diff)
+	}
+}
