@@ -19,7 +19,10 @@ func (p *plugin) newLogsCommand() *cobra.Command {
 		Long: `Print the logs of a run's steps, one step after another in the Task's order,
 each line prefixed with [STEP]. Steps that have not started yet are not shown;
 with -f, logs waits for each step in turn (and, for a run waiting for its Task,
-for the Task) and follows it until the run finishes. A line longer than 64 KiB
+for the Task) and follows it until the run finishes. A run that retries runs
+its steps again in a Pod for each attempt: logs shows the current attempt's,
+and with -f each later attempt's in turn, each after a line that marks it
+("=== attempt 2 of 3, after attempt 1 failed ..."). A line longer than 64 KiB
 is cut there, and marked "[line cut at 64 KiB]".`,
 		Example: `  # Print what the run's steps have written so far
   kubectl task logs greet-x7k2p

@@ -26,8 +26,13 @@ type PodSource struct {
 	// Namespace and Run name the TaskRun.
 	Namespace, Run string
 	// PollInterval is how often Open looks again at a step that has not
-	// started, when following.
+	// started, and NextAttempt at a run between attempts, when following.
 	PollInterval time.Duration
+
+	// attempt is the attempt being read, from 0, once pinned is set (by
+	// NextAttempt); before, the run's current attempt.
+	attempt int
+	pinned  bool
 }
 
 var _ Source = (*PodSource)(nil)
@@ -60,7 +65,8 @@ func (s *PodSource) steps(ctx context.Context) (*v1beta1.TaskRun, []string, erro
 		for _, step := range runstate.Steps(pod) {
 			names = append(names, step.Name)
 		}
-	case len(run.Status.Steps) > 0:
+	case len(run.Status.Steps) > 0 && s.attemptOf(run) == len(run.Status.Attempts):
+		// status.steps are the current attempt's.
 		for _, st := range run.Status.Steps {
 			names = append(names, st.Name)
 		}
@@ -112,7 +118,9 @@ func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.Read
 				return err == nil && containerEnded(pod, container), err
 			})
 		}
-		if !follow || runstate.Finished(run) || podEnded(pod) {
+		// A step of an attempt that has failed never starts: the run
+		// goes on, if at all, in the next attempt's Pod.
+		if !follow || runstate.Finished(run) || podEnded(pod) || s.attemptOf(run) < len(run.Status.Attempts) {
 			return nil, ErrNotStarted
 		}
 		select {
@@ -123,17 +131,19 @@ func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.Read
 	}
 }
 
-// read returns the run and its Pod, nil while it has none.
+// read returns the run and the Pod of the attempt being read, nil while
+// it has none.
 func (s *PodSource) read(ctx context.Context) (*v1beta1.TaskRun, *corev1.Pod, error) {
-	run := &v1beta1.TaskRun{}
-	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Run}, run); err != nil {
+	run, err := s.getRun(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
-	if run.Status.PodName == "" {
+	name := attemptPod(run, s.attemptOf(run))
+	if name == "" {
 		return run, nil, nil
 	}
 	pod := &corev1.Pod{}
-	err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: run.Status.PodName}, pod)
+	err = s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, pod)
 	if apierrors.IsNotFound(err) {
 		return run, nil, nil
 	}
@@ -141,6 +151,14 @@ func (s *PodSource) read(ctx context.Context) (*v1beta1.TaskRun, *corev1.Pod, er
 		return nil, nil, err
 	}
 	return run, pod, nil
+}
+
+func (s *PodSource) getRun(ctx context.Context) (*v1beta1.TaskRun, error) {
+	run := &v1beta1.TaskRun{}
+	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Run}, run); err != nil {
+		return nil, err
+	}
+	return run, nil
 }
 
 // containerOf returns the container of pod that runs step; false while

@@ -33,6 +33,19 @@ type Source interface {
 	Open(ctx context.Context, step string, follow bool) (io.ReadCloser, error)
 }
 
+// Attempts is a Source for a run that may try again, each attempt running
+// the steps in a Pod of its own: Stream reads one attempt's steps, then,
+// following, the next attempt's.
+type Attempts interface {
+	Source
+	// NextAttempt moves the Source onto the attempt to read: at the first
+	// call, the run's current one; then, with follow, the next one, once
+	// the run has begun it. ok is false when there is none to read: without
+	// follow, or once the run has finished without another attempt. mark,
+	// if set, is a line that says which attempt begins.
+	NextAttempt(ctx context.Context, follow bool) (mark string, ok bool, err error)
+}
+
 // UnknownStepError says that Options.Step names no step of the run.
 type UnknownStepError struct {
 	// Step is the name asked for; Steps are the run's steps.
@@ -56,7 +69,34 @@ type Options struct {
 // "[STEP] ". A step is opened only once the one before it has been read to its
 // end, so that lines never interleave across steps. It returns how many steps
 // it printed; it stops, without error, at the first step that has not started.
+// For an Attempts source it does so for one attempt after another (one only,
+// without following), each after the line that marks its start.
 func Stream(ctx context.Context, src Source, w io.Writer, o Options) (int, error) {
+	attempts, ok := src.(Attempts)
+	if !ok {
+		return streamSteps(ctx, src, w, o)
+	}
+	printed := 0
+	for {
+		mark, ok, err := attempts.NextAttempt(ctx, o.Follow)
+		if err != nil || !ok {
+			return printed, err
+		}
+		if mark != "" {
+			if _, err := fmt.Fprintln(w, mark); err != nil {
+				return printed, err
+			}
+		}
+		n, err := streamSteps(ctx, src, w, o)
+		printed += n
+		if err != nil {
+			return printed, err
+		}
+	}
+}
+
+// streamSteps prints the logs of the steps src reads now, as Stream does.
+func streamSteps(ctx context.Context, src Source, w io.Writer, o Options) (int, error) {
 	steps, err := src.Steps(ctx, o.Follow)
 	if err != nil {
 		return 0, err
