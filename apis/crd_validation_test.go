@@ -110,7 +110,12 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			base: betaRun + "spec: {taskRef: {name: a}}",
 			obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {conditions: [{type: Succeeded, status: 'True', reason: Succeeded, message: '', " +
 				"lastTransitionTime: " + lowercaseTime + "}]}",
-			status: true, field: "status.conditions", also: "lastTransitionTime must be an RFC 3339 time"},
+			status: true, field: "status.conditions[0].lastTransitionTime", also: "must be an RFC 3339 time"},
+		"v1beta1 TaskRun status with a condition lastTransitionTime 25 hours ahead of UTC": {
+			base: betaRun + "spec: {taskRef: {name: a}}",
+			obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {conditions: [{type: Succeeded, status: 'True', reason: Succeeded, message: '', " +
+				"lastTransitionTime: '2024-05-01T10:00:00+25:00'}]}",
+			status: true, field: "status.conditions[0].lastTransitionTime", also: "must be an RFC 3339 time"},
 		// Zone offsets the date-time format lets through but Go cannot read
 		// (time zone offset hour out of range), and +24:00, which Go reads
 		// but RFC 3339 refuses.
@@ -130,8 +135,8 @@ func TestAPIServerRejectsInvalidObjects(t *testing.T) {
 			base: betaRun + "spec: {taskRef: {name: a}}", obj: betaRun + "spec: {taskRef: {name: a}}\nstatus: {steps: [{name: a, finishedAt: '2024-05-01T10:00:00-99:99'}]}",
 			status: true, field: "status.steps[0].finishedAt"},
 		"v1beta1 TaskRun status with an attempt startTime 25 hours ahead of UTC": {
-			base: betaRun + "spec: {taskRef: {name: a}}",
-			obj:  betaRun + "spec: {taskRef: {name: a}}\nstatus: {attempts: [{podName: p, reason: PodFailed, startTime: '2024-05-01T10:00:00+25:00'}]}",
+			base:   betaRun + "spec: {taskRef: {name: a}}",
+			obj:    betaRun + "spec: {taskRef: {name: a}}\nstatus: {attempts: [{podName: p, reason: PodFailed, startTime: '2024-05-01T10:00:00+25:00'}]}",
 			status: true, field: "status.attempts[0].startTime"},
 		// The Limits of API.md, each named with its limit.
 		"v1alpha1 Task with a script over 64 KiB": {

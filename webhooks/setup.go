@@ -1,7 +1,8 @@
 // Package webhooks registers every minitask webhook with a manager: conversion
 // for both kinds, validation of Tasks' param references, the check that a
-// TaskRun's creator may use the ServiceAccount it names, and the guard of
-// the conversion annotation (webhooks/stashguard) for both kinds.
+// TaskRun's creator may use the ServiceAccount it names, the guard of the
+// conversion annotation (webhooks/stashguard) for both kinds, and the
+// refusal of TaskRun condition times Go cannot read (webhooks/conditiontime).
 package webhooks
 
 import (
@@ -10,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/webhooks/conditiontime"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 	"github.com/minitask-dev/minitask/webhooks/stashguard"
 	"github.com/minitask-dev/minitask/webhooks/validation"
@@ -72,5 +74,6 @@ func SetupWithOptions(mgr ctrl.Manager, o Options) error {
 	if err := stashguard.Register(mgr); err != nil {
 		return fmt.Errorf("registering the conversion annotation's guard: %w", err)
 	}
+	conditiontime.Register(mgr)
 	return nil
 }

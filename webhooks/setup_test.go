@@ -12,6 +12,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/webhooks/conditiontime"
 	"github.com/minitask-dev/minitask/webhooks/validation"
 )
 
@@ -41,7 +42,7 @@ func TestSetupWithManagerServesEveryWebhook(t *testing.T) {
 		}
 	}
 	mux := mgr.GetWebhookServer().WebhookMux()
-	for _, path := range []string{"/convert", validation.Path, validation.TaskRunPath} {
+	for _, path := range []string{"/convert", validation.Path, validation.TaskRunPath, conditiontime.Path} {
 		if _, pattern := mux.Handler(httptest.NewRequest(http.MethodPost, path, nil)); pattern != path {
 			t.Errorf("%s is not served (matched pattern %q)", path, pattern)
 		}

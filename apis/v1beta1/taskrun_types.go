@@ -207,7 +207,6 @@ type TaskRunStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	// +kubebuilder:validation:XValidation:rule="self.all(c, c.lastTransitionTime >= timestamp('0001-01-01T00:00:00Z'))",message="lastTransitionTime must be an RFC 3339 time such as 2024-05-01T10:00:00Z"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// PodName is the Pod that runs the steps.
