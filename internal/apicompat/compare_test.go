@@ -105,6 +105,50 @@ func TestCheck(t *testing.T) {
 			},
 			want: []Problem{{CRD: tasks, Version: "v1beta1", Path: ".spec", Kind: TransitionRuleAdded}},
 		},
+		"CEL rule added where it ratchets": {
+			editCurrent: func(s CRDSet) {
+				edit(s, tasks, "v1beta1", "spec.steps.*", func(p *apiextensionsv1.JSONSchemaProps) {
+					p.XValidations = append(p.XValidations, apiextensionsv1.ValidationRule{Rule: "!has(self.script) || size(self.script) > 0"})
+				})
+			},
+		},
+		// Ratcheting spares a value a rule judges false, not one it fails
+		// to evaluate on: CEL reads a date-time as a timestamp, which fails
+		// on 2024-05-01t10:00:00z, a time the date-time format admits.
+		"CEL rule added that reads a date-time value": {
+			editCurrent: func(s CRDSet) {
+				edit(s, taskRuns, "v1beta1", "status.conditions", func(p *apiextensionsv1.JSONSchemaProps) {
+					p.XValidations = append(p.XValidations, apiextensionsv1.ValidationRule{
+						Rule: "self.all(c, c.lastTransitionTime >= timestamp('0001-01-01T00:00:00Z'))"})
+				})
+			},
+			want: []Problem{{CRD: taskRuns, Version: "v1beta1", Path: ".status.conditions", Kind: RuleMayFailToEvaluate}},
+		},
+		"CEL rule added that reads a date-time value optionally": {
+			editCurrent: func(s CRDSet) {
+				edit(s, taskRuns, "v1beta1", "status", func(p *apiextensionsv1.JSONSchemaProps) {
+					p.XValidations = append(p.XValidations, apiextensionsv1.ValidationRule{Rule: "self.?startTime.hasValue() || true"})
+				})
+			},
+			want: []Problem{{CRD: taskRuns, Version: "v1beta1", Path: ".status", Kind: RuleMayFailToEvaluate}},
+		},
+		"CEL rule added on a date-time value": {
+			editCurrent: func(s CRDSet) {
+				edit(s, taskRuns, "v1beta1", "status.startTime", func(p *apiextensionsv1.JSONSchemaProps) {
+					p.XValidations = append(p.XValidations, apiextensionsv1.ValidationRule{Rule: "self >= timestamp('2000-01-01T00:00:00Z')"})
+				})
+			},
+			want: []Problem{{CRD: taskRuns, Version: "v1beta1", Path: ".status.startTime", Kind: RuleMayFailToEvaluate}},
+		},
+		"CEL rule added that parses a field's text": {
+			editCurrent: func(s CRDSet) {
+				edit(s, taskRuns, "v1beta1", "spec", func(p *apiextensionsv1.JSONSchemaProps) {
+					p.XValidations = append(p.XValidations, apiextensionsv1.ValidationRule{
+						Rule: "!has(self.timeout) || duration(self.timeout) <= duration('24h')"})
+				})
+			},
+			want: []Problem{{CRD: taskRuns, Version: "v1beta1", Path: ".spec", Kind: RuleMayFailToEvaluate}},
+		},
 		"unknown fields pruned": {
 			editRelease: func(s CRDSet) {
 				edit(s, tasks, "v1beta1", "spec", func(p *apiextensionsv1.JSONSchemaProps) { p.XPreserveUnknownFields = ptr.To(true) })

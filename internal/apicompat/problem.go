@@ -17,13 +17,16 @@ const (
 	RequiredAdded       Kind = "RequiredAdded"
 	LimitTightened      Kind = "LimitTightened"
 	TransitionRuleAdded Kind = "TransitionRuleAdded"
-	ListSemantics       Kind = "ListSemanticsChanged"
-	PruningChanged      Kind = "PruningChanged"
-	VersionRemoved      Kind = "VersionRemoved"
-	VersionUnserved     Kind = "VersionUnserved"
-	StorageChanged      Kind = "StorageVersionChanged"
-	ScopeChanged        Kind = "ScopeChanged"
-	NamesChanged        Kind = "NamesChanged"
+	// RuleMayFailToEvaluate: a CEL rule without oldSelf that may fail to
+	// evaluate on a stored value, which no ratcheting spares.
+	RuleMayFailToEvaluate Kind = "RuleMayFailToEvaluate"
+	ListSemantics         Kind = "ListSemanticsChanged"
+	PruningChanged        Kind = "PruningChanged"
+	VersionRemoved        Kind = "VersionRemoved"
+	VersionUnserved       Kind = "VersionUnserved"
+	StorageChanged        Kind = "StorageVersionChanged"
+	ScopeChanged          Kind = "ScopeChanged"
+	NamesChanged          Kind = "NamesChanged"
 )
 
 // Problem is one breaking change, at a path a reviewer can find in the CRD.

@@ -3,6 +3,7 @@ package apicompat
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -165,7 +166,9 @@ func (d *schemaDiffer) enum(path string, o, n *schema.ValueValidation, ratchets 
 // rules compares the CEL rules of one node by their text. A rule that reads
 // oldSelf is a transition rule: the API server evaluates it on every update
 // whose old value it can find, so even ratcheting does not spare stored
-// objects from it.
+// objects from it. Any other rule ratchets what it judges false, but not
+// what it fails to evaluate: the API server reports an evaluation error on
+// every write, however unchanged the value (see mayFailToEvaluate).
 func (d *schemaDiffer) rules(path string, o, n *schema.Structural, ratchets bool) {
 	for _, r := range n.XValidations {
 		if slices.ContainsFunc(o.XValidations, func(old apiextensionsv1.ValidationRule) bool { return old.Rule == r.Rule }) {
@@ -175,7 +178,62 @@ func (d *schemaDiffer) rules(path string, o, n *schema.Structural, ratchets bool
 			d.add(path, TransitionRuleAdded, "transition rule added: %s", r.Rule)
 			continue
 		}
+		if why, ok := mayFailToEvaluate(r.Rule, n); ok {
+			d.add(path, RuleMayFailToEvaluate, "CEL rule added that %s, which may fail to evaluate on a stored value; "+
+				"the API server does not ratchet that: %s", why, r.Rule)
+			continue
+		}
 		d.tightened(path, ratchets, "CEL rule added: %s", r.Rule)
+	}
+}
+
+// parsesAtRunTime matches a call of a CEL function that parses its string
+// argument when the rule runs, on an argument that is no literal:
+// timestamp(self.at), duration(self.timeout), quantity(self.size), ...
+var parsesAtRunTime = regexp.MustCompile(`\b(timestamp|duration|quantity|url|ip|cidr|semver)\(\s*[^'"\s)]`)
+
+// mayFailToEvaluate reports, with why, whether rule on node can fail to
+// evaluate on a value an earlier schema admitted: it reads a date-time
+// value, which the API server hands CEL as a timestamp, parsed as Go does,
+// while the date-time format admits what Go cannot parse (2024-05-01t10:00:00z,
+// a zone offset of +25:00); or it parses a field's text itself.
+//
+// It cannot tell every such rule: one that reads an optional field without
+// has(), indexes past a list's end or overflows an integer fails to
+// evaluate too. Review each new rule for those.
+func mayFailToEvaluate(rule string, node *schema.Structural) (string, bool) {
+	if m := parsesAtRunTime.FindStringSubmatch(rule); m != nil {
+		return "parses a value with " + m[1] + "()", true
+	}
+	if valueValidation(node).Format == "date-time" {
+		return "reads a date-time value (self)", true
+	}
+	var found string
+	walkProperties(node, func(name string, s *schema.Structural) {
+		selected := regexp.MustCompile(`(\.\??|\[\??\s*['"])\s*` + regexp.QuoteMeta(name) + `\b`)
+		if found == "" && valueValidation(s).Format == "date-time" && selected.MatchString(rule) {
+			found = name
+		}
+	})
+	if found != "" {
+		return "reads the date-time value " + found, true
+	}
+	return "", false
+}
+
+// walkProperties calls visit with every property below s, by name, through
+// list items and map values.
+func walkProperties(s *schema.Structural, visit func(string, *schema.Structural)) {
+	for _, name := range sortedKeys(s.Properties) {
+		p := s.Properties[name]
+		visit(name, &p)
+		walkProperties(&p, visit)
+	}
+	if s.Items != nil {
+		walkProperties(s.Items, visit)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+		walkProperties(s.AdditionalProperties.Structural, visit)
 	}
 }
 
