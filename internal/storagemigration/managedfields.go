@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/minitask-dev/minitask/internal/perobject"
 )
 
 // Once a version is no longer served, no client can write through it again,
@@ -77,7 +79,7 @@ type droppedEntries struct {
 	// byVersion counts the entries dropped, by the version they named.
 	byVersion map[string]int
 	objects   int
-	failed    failures
+	failed    perobject.Failures
 }
 
 // dropStaleManagedFields drops, from every object of the CRD, the
@@ -95,7 +97,7 @@ func (m *Migrator) dropStaleManagedFields(ctx context.Context, crd *apiextension
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: storage, Kind: crd.Spec.Names.Kind}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(crd.Spec.Names.ListKind))
-	d := &droppedEntries{byVersion: map[string]int{}, failed: failures{}}
+	d := &droppedEntries{byVersion: map[string]int{}, failed: perobject.Failures{}}
 	for {
 		if err := m.Reader.List(ctx, list, client.Limit(maxPageSize), client.Continue(list.Continue)); err != nil {
 			return d.objects, fmt.Errorf("listing %s: %w", crd.Name, err)
@@ -157,7 +159,7 @@ func (m *Migrator) dropEntries(ctx context.Context, obj *metav1.PartialObjectMet
 		}
 		return m.Writer.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
 	})
-	if err != nil && unservable(err) {
+	if err != nil && perobject.Unservable(err) {
 		return fmt.Errorf("dropping managedFields entries of %s %s: %w", obj.Kind, key, err)
 	}
 	d.mu.Lock()
@@ -222,6 +224,6 @@ func (e *StaleManagedFieldsError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s of %s keep managedFields entries of versions no longer served",
 		len(e.Failed), plural(len(e.Failed), "object", "objects"), e.CRD)
-	failures(e.Failed).name(&b)
+	b.WriteString(perobject.Failures(e.Failed).Named())
 	return b.String()
 }

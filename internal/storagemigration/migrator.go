@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/minitask-dev/minitask/internal/perobject"
 )
 
 // CRDs are the CustomResourceDefinitions the manager migrates.
@@ -148,7 +150,7 @@ func (m *Migrator) MigrateCRD(ctx context.Context, name string) (int, error) {
 	}
 
 	var n int
-	var failed failures
+	var failed perobject.Failures
 	retried := m.pendingFor(name, storage, crd.Status.StoredVersions)
 	if retried != nil {
 		n, failed, err = m.rewriteKeys(ctx, crd, storage, retried.keys())

@@ -1,28 +1,14 @@
 package storagemigration
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minitask-dev/minitask/internal/perobject"
 )
-
-// failures are the objects a pass could not rewrite, each with its error.
-type failures map[types.NamespacedName]error
-
-// keys returns the objects, sorted, so that messages and retries are stable.
-func (f failures) keys() []types.NamespacedName {
-	keys := make([]types.NamespacedName, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b types.NamespacedName) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-	})
-	return keys
-}
 
 // pendingObjects are what the last attempt on a CRD could not rewrite, and
 // the CRD state it saw. Every other object was rewritten in that storage
@@ -32,10 +18,10 @@ func (f failures) keys() []types.NamespacedName {
 type pendingObjects struct {
 	storage        string
 	storedVersions []string
-	failed         failures
+	failed         perobject.Failures
 }
 
-func (p *pendingObjects) keys() []types.NamespacedName { return p.failed.keys() }
+func (p *pendingObjects) keys() []types.NamespacedName { return p.failed.Keys() }
 
 // pendingFor returns what the last attempt on the CRD left to retry, nil if
 // nothing or if the CRD has changed since (then a full pass is needed).
@@ -64,10 +50,6 @@ func (m *Migrator) forgetPending(crd string) {
 	delete(m.pending, crd)
 }
 
-// maxNamedFailures is how many failed objects an IncompleteError names; the
-// metric and the count give the rest.
-const maxNamedFailures = 3
-
 // IncompleteError says that some objects could not be rewritten in the
 // storage version (an admission policy denying their update, say), so that
 // the CRD's status.storedVersions still lists an older version.
@@ -84,20 +66,8 @@ func (e *IncompleteError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s not rewritten in %s, so status.storedVersions still lists %s",
 		len(e.Failed), plural(len(e.Failed), "object", "objects"), e.Storage, strings.Join(e.StoredVersions, ", "))
-	failures(e.Failed).name(&b)
+	b.WriteString(perobject.Failures(e.Failed).Named())
 	return b.String()
-}
-
-// name writes the errors of the first maxNamedFailures objects to b, each
-// after "; ", and how many more there are.
-func (f failures) name(b *strings.Builder) {
-	for i, key := range f.keys() {
-		if i == maxNamedFailures {
-			fmt.Fprintf(b, "; and %d more", len(f)-maxNamedFailures)
-			break
-		}
-		fmt.Fprintf(b, "; %v", f[key])
-	}
 }
 
 func plural(n int, one, many string) string {

@@ -2,7 +2,6 @@ package storagemigration
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -13,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/internal/perobject"
 )
 
 // maxPageSize bounds each LIST so that a large namespace never loads at once.
@@ -29,7 +30,7 @@ var noOpPatch = client.RawPatch(types.MergePatchType, []byte("{}"))
 // page. An object that cannot be rewritten is recorded in the failures, and
 // the others go on; only a LIST that fails, or a rewrite that the API server
 // could not serve at all (see unservable), ends the pass early, with an error.
-func (m *Migrator) rewriteAll(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, storage string) (int, failures, error) {
+func (m *Migrator) rewriteAll(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, storage string) (int, perobject.Failures, error) {
 	gv := schema.GroupVersion{Group: crd.Spec.Group, Version: storage}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gv.WithKind(crd.Spec.Names.ListKind))
@@ -56,7 +57,7 @@ func (m *Migrator) rewriteAll(ctx context.Context, crd *apiextensionsv1.CustomRe
 
 // rewriteKeys rewrites the named objects of the CRD in the storage version:
 // those an earlier pass could not.
-func (m *Migrator) rewriteKeys(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, storage string, keys []types.NamespacedName) (int, failures, error) {
+func (m *Migrator) rewriteKeys(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, storage string, keys []types.NamespacedName) (int, perobject.Failures, error) {
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: storage, Kind: crd.Spec.Names.Kind}
 	r := newRewriter(m.Writer, crd, gvk)
 	err := r.rewrite(ctx, keys)
@@ -73,11 +74,11 @@ type rewriter struct {
 
 	mu        sync.Mutex
 	rewritten int
-	failed    failures
+	failed    perobject.Failures
 }
 
 func newRewriter(w client.Client, crd *apiextensionsv1.CustomResourceDefinition, gvk schema.GroupVersionKind) *rewriter {
-	return &rewriter{writer: w, crd: crd, gvk: gvk, failed: failures{}}
+	return &rewriter{writer: w, crd: crd, gvk: gvk, failed: perobject.Failures{}}
 }
 
 // rewrite rewrites the objects named by keys and returns when all are done,
@@ -102,7 +103,7 @@ func (r *rewriter) rewriteOne(ctx context.Context, key types.NamespacedName) err
 	obj.SetGroupVersionKind(r.gvk)
 	obj.Namespace, obj.Name = key.Namespace, key.Name
 	err := r.writer.Patch(ctx, obj, noOpPatch)
-	if err != nil && unservable(err) {
+	if err != nil && perobject.Unservable(err) {
 		return fmt.Errorf("rewriting %s %s: %w", r.gvk.Kind, key, err)
 	}
 	r.mu.Lock()
@@ -118,22 +119,8 @@ func (r *rewriter) rewriteOne(ctx context.Context, key types.NamespacedName) err
 	return nil
 }
 
-// unservable reports whether err says that the API server could not serve
-// the request at all (unreachable, overloaded, timed out, or ctx ended)
-// rather than refused this object: every other rewrite would fail the same
-// way, so the pass stops, and a later attempt starts it again, instead of
-// waiting out the same error for each of thousands of objects.
-func unservable(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return true
-	}
-	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err)
-}
-
 // result returns how many objects were rewritten and which failed.
-func (r *rewriter) result() (int, failures) {
+func (r *rewriter) result() (int, perobject.Failures) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rewritten, r.failed

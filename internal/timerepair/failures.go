@@ -1,34 +1,15 @@
 package timerepair
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minitask-dev/minitask/internal/perobject"
 )
-
-// failures are the TaskRuns a repair could not patch, each with its error.
-type failures map[types.NamespacedName]error
-
-// keys returns the runs sorted, so that messages are stable.
-func (f failures) keys() []types.NamespacedName {
-	keys := make([]types.NamespacedName, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b types.NamespacedName) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-	})
-	return keys
-}
-
-// maxNamedFailures is how many runs an IncompleteError names; its count
-// and the log lines of each failure give the rest.
-const maxNamedFailures = 3
 
 // IncompleteError says that some TaskRuns keep times Go cannot read because
 // the API server refused their patch (an admission policy, or another field
@@ -45,13 +26,7 @@ func (e *IncompleteError) Error() string {
 		b.WriteString("s")
 	}
 	b.WriteString(" not repaired")
-	for i, key := range failures(e.Failed).keys() {
-		if i == maxNamedFailures {
-			fmt.Fprintf(&b, "; and %d more", len(e.Failed)-maxNamedFailures)
-			break
-		}
-		fmt.Fprintf(&b, "; %v", e.Failed[key])
-	}
+	b.WriteString(perobject.Failures(e.Failed).Named())
 	return b.String()
 }
 
@@ -70,18 +45,4 @@ func changedSinceRead(err error) bool {
 	}
 	details := status.Status().Details
 	return details == nil || (details.Name == "" && details.Kind == "" && len(details.Causes) == 0)
-}
-
-// unservable reports whether err says that the API server could not serve
-// the request at all (unreachable, overloaded, timed out, or ctx ended)
-// rather than refused this run: every other patch would fail the same way,
-// so the pass stops and is tried again later (Start), instead of waiting
-// out the same error for every run.
-func unservable(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return true
-	}
-	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err)
 }

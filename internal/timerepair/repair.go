@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/perobject"
 )
 
 // Repairer rewrites the malformed times of stored TaskRuns. It is a manager
@@ -96,7 +97,7 @@ func (r *Repairer) Repair(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	repaired := 0
-	failed := failures{}
+	failed := perobject.Failures{}
 	continueToken := ""
 	for {
 		var pending []runRepair
@@ -116,7 +117,7 @@ func (r *Repairer) Repair(ctx context.Context) (int, error) {
 				if patched {
 					repaired++
 				}
-			case unservable(err):
+			case perobject.Unservable(err):
 				return repaired, err
 			default:
 				logger.Error(err, "TaskRun not repaired; it keeps times Go cannot read",

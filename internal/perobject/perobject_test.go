@@ -1,4 +1,4 @@
-package storagemigration
+package perobject
 
 import (
 	"context"
@@ -9,8 +9,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
+// TestUnservable tells a refusal of one object from an API server that
+// cannot serve any.
 func TestUnservable(t *testing.T) {
 	task := schema.GroupResource{Group: "minitask.dev", Resource: "tasks"}
 	tests := map[string]struct {
@@ -33,8 +36,33 @@ func TestUnservable(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := unservable(tc.err); got != tc.want {
-				t.Errorf("unservable(%v) = %t, want %t", tc.err, got, tc.want)
+			if got := Unservable(tc.err); got != tc.want {
+				t.Errorf("Unservable(%v) = %t, want %t", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNamed(t *testing.T) {
+	key := func(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+	tests := map[string]struct {
+		failures Failures
+		want     string
+	}{
+		"none": {Failures{}, ""},
+		"one":  {Failures{key("a", "x"): errors.New("x refused")}, "; x refused"},
+		"sorted by namespace, then name": {
+			Failures{key("b", "a"): errors.New("b/a"), key("a", "z"): errors.New("a/z"), key("a", "b"): errors.New("a/b")},
+			"; a/b; a/z; b/a"},
+		"more than three": {
+			Failures{key("a", "1"): errors.New("1"), key("a", "2"): errors.New("2"), key("a", "3"): errors.New("3"),
+				key("a", "4"): errors.New("4"), key("a", "5"): errors.New("5")},
+			"; 1; 2; 3; and 2 more"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.failures.Named(); got != tc.want {
+				t.Errorf("Named() = %q, want %q", got, tc.want)
 			}
 		})
 	}
