@@ -86,12 +86,22 @@ func stashLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost T
 		reviewLog(ctx).V(1).Info("Omitting the conversion annotation: the annotations would be too long",
 			"namespace", meta.Namespace, "name", meta.Name, "bytes", size, "limit", MaxAnnotationsBytes)
 		// Even the marker may not fit, if the object's own annotations all
-		// but fill the limit; the webhook then goes by size alone.
+		// but fill the limit; the stash guard then goes by size alone
+		// (MarkerWouldNotFit).
 		fits := annotationsSizeWith(meta.Annotations, AnnotationConversionDataOmitted, "true") <= MaxAnnotationsBytes
 		setConversionAnnotations(meta, "", fits)
 		return
 	}
 	setConversionAnnotations(meta, data, false)
+}
+
+// MarkerWouldNotFit reports whether annotations, an object's v1alpha1 form's,
+// carry no stash and leave no room for AnnotationConversionDataOmitted: if
+// its conversion omitted a stash, it could not say so, and only this size
+// tells that the object may hold what a v1alpha1 write would lose.
+func MarkerWouldNotFit(annotations map[string]string) bool {
+	return annotations[AnnotationConversionData] == "" &&
+		annotationsSizeWith(annotations, AnnotationConversionDataOmitted, "true") > MaxAnnotationsBytes
 }
 
 // annotationsSizeWith is the size the API server counts for annotations

@@ -78,7 +78,10 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		if err != nil {
 			return field.ErrorList{g.undecodable(err)}
 		}
-		if oldSpoke.GetAnnotations()[conversion.AnnotationConversionDataOmitted] == "true" {
+		// Omitted, as the marker says, or perhaps omitted unmarked: the
+		// object's own annotations leave the marker no room.
+		annotations := oldSpoke.GetAnnotations()
+		if annotations[conversion.AnnotationConversionDataOmitted] == "true" || conversion.MarkerWouldNotFit(annotations) {
 			return field.ErrorList{g.omitted()}
 		}
 		oldHub = h

@@ -68,6 +68,13 @@ func hubRun(params ...v1beta1.Param) *v1beta1.TaskRun {
 		Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "t"}, Params: params}}
 }
 
+// nearlyFull returns annotations that leave room bytes below the API
+// server's limit.
+func nearlyFull(room int) map[string]string {
+	const key = "example.com/notes"
+	return map[string]string{key: strings.Repeat("n", conversion.MaxAnnotationsBytes-len(key)-room)}
+}
+
 func TestGuard(t *testing.T) {
 	stash := func(s string) map[string]string { return map[string]string{conversion.AnnotationConversionData: s} }
 	omitted := map[string]string{conversion.AnnotationConversionDataOmitted: "true"}
@@ -99,6 +106,16 @@ func TestGuard(t *testing.T) {
 		"v1alpha1 update of an object whose stash was omitted": {
 			req:  request(t, admissionv1.Update, "", spokeRun(nil), spokeRun(omitted)),
 			want: []string{`metadata.annotations[minitask.dev/conversion-data-omitted]: Forbidden`},
+		},
+		// Annotations of its own that fill the limit but for a few bytes:
+		// a stash omitted could not be marked.
+		"v1alpha1 update of an object with no room for the marker": {
+			req:  request(t, admissionv1.Update, "", spokeRun(nearlyFull(30)), spokeRun(nearlyFull(30))),
+			want: []string{`metadata.annotations[minitask.dev/conversion-data-omitted]: Forbidden`},
+		},
+		"v1alpha1 update of an object with room for the marker": {
+			req: request(t, admissionv1.Update, "", spokeRun(nearlyFull(len(conversion.AnnotationConversionDataOmitted)+len("true"))),
+				spokeRun(nearlyFull(len(conversion.AnnotationConversionDataOmitted)+len("true")))),
 		},
 		"v1alpha1 status update of an object whose stash was omitted": {
 			req:  request(t, admissionv1.Update, "status", spokeRun(omitted), spokeRun(omitted)),
