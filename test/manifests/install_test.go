@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -263,6 +264,30 @@ func TestCertManagerOverlay(t *testing.T) {
 	manifests.Render(t, "default").One(t, "Deployment", &base)
 	if got, want := withoutCertArgs(c.Args), withoutCertArgs(manager(t, &base).Args); !slices.Equal(got, want) {
 		t.Errorf("manager args besides the certificate's: %q, want config/default's %q", got, want)
+	}
+}
+
+// TestCertManagerOverlayDropsTheCertificateRBAC checks that with cert-manager
+// the manager's ClusterRole loses what only keeping its own certificate needs
+// (updating the CRDs and the validating webhook configuration, which
+// cert-manager's cainjector does there) and nothing else.
+func TestCertManagerOverlayDropsTheCertificateRBAC(t *testing.T) {
+	grants := func(m manifests.Manifest) []string {
+		var out []string
+		for _, r := range roles(t, m) {
+			if r.id == "ClusterRole minitask-manager-role" {
+				out = append(out, r.grants()...)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := slices.DeleteFunc(grants(manifests.Render(t, "default")), func(g string) bool {
+		return g == "apiextensions.k8s.io customresourcedefinitions update" ||
+			strings.HasPrefix(g, "admissionregistration.k8s.io validatingwebhookconfigurations ")
+	})
+	if diff := cmp.Diff(want, grants(manifests.Render(t, "certmanager"))); diff != "" {
+		t.Errorf("config/certmanager's manager ClusterRole (-want +got), as \"group resource verb\":\n%s", diff)
 	}
 }
 

@@ -34,6 +34,21 @@ func roles(t *testing.T, m manifests.Manifest) []role {
 	return out
 }
 
+// grants returns what r grants, one "group resource verb" for each.
+func (r role) grants() []string {
+	var out []string
+	for _, rule := range r.rules {
+		for _, group := range rule.APIGroups {
+			for _, resource := range rule.Resources {
+				for _, verb := range rule.Verbs {
+					out = append(out, group+" "+resource+" "+verb)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // managerRoleSources are the manager's ClusterRole as generated from the
 // +kubebuilder:rbac markers and as config/default installs it.
 func managerRoleSources(t *testing.T) map[string]manifests.Manifest {
