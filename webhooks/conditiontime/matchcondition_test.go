@@ -2,7 +2,6 @@ package conditiontime
 
 import (
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,25 +11,17 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/admission"
-	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/cel/environment"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	"sigs.k8s.io/yaml"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/matchcond"
 )
 
-const (
-	webhookManifests = "../../config/webhook/manifests.yaml"
-	webhookName      = "vtaskrun-condition-times.minitask.dev"
-	// oldestKubernetesMinor is the oldest API server the install supports
-	// (docs/install.md): the match condition must compile there.
-	oldestKubernetesMinor = 30
-)
+// webhookName is the webhook's name in config/webhook/manifests.yaml.
+const webhookName = "vtaskrun-condition-times.minitask.dev"
 
 // TestMatchConditionJudgesAsTheHandler evaluates the installed match
 // condition (config/webhook/manifests.yaml) as the API server does, with
@@ -147,19 +138,12 @@ func TestWebhookConfiguration(t *testing.T) {
 // installedWebhook is the webhook's entry in config/webhook/manifests.yaml.
 func installedWebhook(t *testing.T) admissionregistrationv1.ValidatingWebhook {
 	t.Helper()
-	data, err := os.ReadFile(webhookManifests)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var config admissionregistrationv1.ValidatingWebhookConfiguration
-	if err := yaml.Unmarshal(data, &config); err != nil {
-		t.Fatalf("reading %s: %v", webhookManifests, err)
-	}
-	i := slices.IndexFunc(config.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool { return w.Name == webhookName })
+	webhooks := matchcond.Webhooks(t)
+	i := slices.IndexFunc(webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool { return w.Name == webhookName })
 	if i < 0 {
-		t.Fatalf("%s has no webhook %s", webhookManifests, webhookName)
+		t.Fatalf("%s has no webhook %s", matchcond.Manifests, webhookName)
 	}
-	return config.Webhooks[i]
+	return webhooks[i]
 }
 
 // installedMatchCondition compiles the webhook's match conditions as the
@@ -167,16 +151,7 @@ func installedWebhook(t *testing.T) admissionregistrationv1.ValidatingWebhook {
 func installedMatchCondition(t *testing.T) matchconditions.Matcher {
 	t.Helper()
 	w := installedWebhook(t)
-	var accessors []plugincel.ExpressionAccessor
-	for _, c := range w.MatchConditions {
-		accessors = append(accessors, &matchconditions.MatchCondition{Name: c.Name, Expression: c.Expression})
-	}
-	compiler := plugincel.NewConditionCompiler(environment.MustBaseEnvSet(version.MajorMinor(1, oldestKubernetesMinor)))
-	evaluator := compiler.CompileCondition(accessors, plugincel.OptionalVariableDeclarations{HasAuthorizer: true}, environment.NewExpressions)
-	if errs := evaluator.CompilationErrors(); len(errs) > 0 {
-		t.Fatalf("the match conditions do not compile for Kubernetes 1.%d: %v", oldestKubernetesMinor, errs)
-	}
-	return matchconditions.NewMatcher(evaluator, w.FailurePolicy, "webhook", "validating", w.Name)
+	return matchcond.Compile(t, w.FailurePolicy, w.MatchConditions...)
 }
 
 // statusUpdate is a write of newJSON over oldJSON to a TaskRun's status, as

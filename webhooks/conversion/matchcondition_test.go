@@ -1,7 +1,6 @@
 package conversion
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,26 +9,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/admission"
-	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/cel/environment"
-	"sigs.k8s.io/yaml"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/testing/matchcond"
 )
 
-const (
-	webhookManifests = "../../config/webhook/manifests.yaml"
-	// oldestKubernetes is the oldest API server the install supports
-	// (docs/install.md): the match conditions must compile there.
-	oldestKubernetesMinor = 30
-	// boundChecks is how many random objects of each kind the bound is
-	// checked against.
-	boundChecks = 3000
-)
+// boundChecks is how many random objects of each kind the bound is checked
+// against.
+const boundChecks = 3000
 
 // sizeBound is the part of a stash guard's match condition that bounds the
 // v1alpha1 annotations' size: what stands between the version (and, for
@@ -57,7 +47,7 @@ func TestStashGuardMatchConditionBoundsTheStash(t *testing.T) {
 		kind, _, _ := strings.Cut(kind, ",")
 		bound, ok := bounds[kind]
 		if !ok {
-			t.Fatalf("%s has no stash guard with a size bound in %s", kind, webhookManifests)
+			t.Fatalf("%s has no stash guard with a size bound in %s", kind, matchcond.Manifests)
 		}
 		for i := range boundChecks {
 			hub := random()
@@ -91,28 +81,14 @@ func TestStashGuardMatchConditionBoundsTheStash(t *testing.T) {
 // and checks that the whole condition compiles too.
 func stashGuardBounds(t *testing.T) map[string]matchconditions.Matcher {
 	t.Helper()
-	data, err := os.ReadFile(webhookManifests)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var config admissionregistrationv1.ValidatingWebhookConfiguration
-	if err := yaml.Unmarshal(data, &config); err != nil {
-		t.Fatalf("reading %s: %v", webhookManifests, err)
-	}
-	compiler := plugincel.NewConditionCompiler(environment.MustBaseEnvSet(version.MajorMinor(1, oldestKubernetesMinor)))
+	fail := admissionregistrationv1.Fail
 	compile := func(name, expression string) matchconditions.Matcher {
 		t.Helper()
-		evaluator := compiler.CompileCondition([]plugincel.ExpressionAccessor{&matchconditions.MatchCondition{Name: name, Expression: expression}},
-			plugincel.OptionalVariableDeclarations{HasAuthorizer: true}, environment.NewExpressions)
-		if errs := evaluator.CompilationErrors(); len(errs) > 0 {
-			t.Fatalf("match condition %s does not compile for Kubernetes 1.%d: %v", name, oldestKubernetesMinor, errs)
-		}
-		fail := admissionregistrationv1.Fail
-		return matchconditions.NewMatcher(evaluator, &fail, "webhook", "validating", name)
+		return matchcond.Compile(t, &fail, admissionregistrationv1.MatchCondition{Name: name, Expression: expression})
 	}
 	kinds := map[string]string{"tasks": "Task", "taskruns": "TaskRun"}
 	bounds := map[string]matchconditions.Matcher{}
-	for _, webhook := range config.Webhooks {
+	for _, webhook := range matchcond.Webhooks(t) {
 		if len(webhook.Rules) == 0 || len(webhook.Rules[0].Resources) == 0 {
 			continue
 		}
