@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -58,8 +57,9 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 	tests := map[string]struct {
 		objs   []client.Object
 		follow bool
-		// then, if set, is what happens once Stream has waited a while:
-		// the run, updated, and the objects created.
+		// then, if set, is what happens once Stream has waited a while,
+		// in order: the objects created, and the run updated. The
+		// controller creates a Pod before the run's status names it.
 		then    func() []client.Object
 		want    string
 		printed int
@@ -70,7 +70,7 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRunning, "r-pod", 0), pod(corev1.PodFailed, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1), retryPod(corev1.PodSucceeded, ended, ended)}
+				return []client.Object{retryPod(corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    firstMark + "[prepare] log of r-pod/step-prepare follow=false\n" + secondMark + secondAttempt,
 			printed: 3,
@@ -79,7 +79,7 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRunning, "r-pod", 0), pod(corev1.PodRunning, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1), retryPod(corev1.PodSucceeded, ended, ended)}
+				return []client.Object{retryPod(corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    firstMark + "[prepare] log of r-pod/step-prepare follow=false\n" + secondMark + secondAttempt,
 			printed: 3,
@@ -88,7 +88,7 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRetrying, "", 1), pod(corev1.PodFailed, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1), retryPod(corev1.PodSucceeded, ended, ended)}
+				return []client.Object{retryPod(corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    secondMark + secondAttempt,
 			printed: 2,
@@ -120,52 +120,18 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 			src := &runlogs.PodSource{Reader: c, Pods: namedLogs{kubefake.NewClientset().CoreV1()}, Namespace: ns, Run: "r", PollInterval: 10 * time.Millisecond}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			type result struct {
-				printed int
-				err     error
-			}
-			var out strings.Builder
-			done := make(chan result, 1)
-			go func() {
-				printed, err := runlogs.Stream(ctx, src, &out, runlogs.Options{Follow: tc.follow})
-				done <- result{printed, err}
-			}()
+			s := startStream(ctx, src, runlogs.Options{Follow: tc.follow})
 			if tc.then != nil {
-				select {
-				case r := <-done:
-					t.Fatalf("Stream returned (%d printed, error %v) while the run goes on:\n%s", r.printed, r.err, out.String())
-				case <-time.After(200 * time.Millisecond):
-				}
+				s.expectRunning(t, "the run goes on")
 				for _, obj := range tc.then() {
 					if err := write(ctx, c, obj); err != nil {
 						t.Fatalf("writing %T: %v", obj, err)
 					}
 				}
 			}
-			r := <-done
-			if r.err != nil || r.printed != tc.printed {
-				t.Errorf("Stream: %d printed, error %v; want %d, no error", r.printed, r.err, tc.printed)
-			}
-			if diff := cmp.Diff(tc.want, out.String()); diff != "" {
-				t.Errorf("output (-want +got):\n%s", diff)
-			}
+			s.expect(t, tc.printed, tc.want)
 		})
 	}
-}
-
-// write updates the run (the fake client has no status subresource for
-// TaskRuns), or creates obj.
-func write(ctx context.Context, c client.Client, obj client.Object) error {
-	r, ok := obj.(*v1beta1.TaskRun)
-	if !ok {
-		return c.Create(ctx, obj)
-	}
-	current := &v1beta1.TaskRun{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(r), current); err != nil {
-		return err
-	}
-	r.ResourceVersion = current.ResourceVersion
-	return c.Update(ctx, r)
 }
 
 // namedLogs serves "log of POD/CONTAINER follow=BOOL" for a container's

@@ -2,11 +2,9 @@ package runlogs_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,44 +51,18 @@ func TestStreamFollowsARunWaitingForItsTask(t *testing.T) {
 			src, c := newSource(waitingRun())
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			type result struct {
-				printed int
-				err     error
-			}
-			var out strings.Builder
-			done := make(chan result, 1)
-			go func() {
-				printed, err := runlogs.Stream(ctx, src, &out, runlogs.Options{Follow: true})
-				done <- result{printed, err}
-			}()
-			select {
-			case r := <-done:
-				t.Fatalf("Stream returned (%d printed, error %v) while the run waits for its Task", r.printed, r.err)
-			case <-time.After(200 * time.Millisecond):
-			}
+			s := startStream(ctx, src, runlogs.Options{Follow: true})
+			s.expectRunning(t, "the run waits for its Task")
 			current := &v1beta1.TaskRun{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r"}, current); err != nil {
 				t.Fatal(err)
 			}
 			for _, obj := range tc.then(current) {
-				var err error
-				switch o := obj.(type) {
-				case *v1beta1.TaskRun:
-					err = c.Update(ctx, o) // the fake client has no status subresource for TaskRuns
-				default:
-					err = c.Create(ctx, o)
-				}
-				if err != nil {
+				if err := write(ctx, c, obj); err != nil {
 					t.Fatalf("writing %T: %v", obj, err)
 				}
 			}
-			r := <-done
-			if r.err != nil || r.printed != tc.printed {
-				t.Errorf("Stream: %d printed, error %v; want %d, no error", r.printed, r.err, tc.printed)
-			}
-			if diff := cmp.Diff(tc.want, out.String()); diff != "" {
-				t.Errorf("output (-want +got):\n%s", diff)
-			}
+			s.expect(t, tc.printed, tc.want)
 		})
 	}
 }
