@@ -130,29 +130,16 @@ func run(o options) error {
 	log := ctrl.Log.WithName("setup")
 	tlsOpts := certs.ServingTLSOptions(o.enableHTTP2)
 
-	// Each server gets its own copy of the options, for each adds its own.
-	webhookOpts := webhook.Options{Host: o.webhookHost, Port: o.webhookPort, TLSOpts: slices.Clone(tlsOpts)}
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure, TLSOpts: slices.Clone(tlsOpts)}
-	var watchers []*certwatcher.CertWatcher
-	for _, server := range []struct {
-		dir, cert, key string
-		tlsOpts        *[]func(*tls.Config)
-	}{
-		{o.webhookCertPath, o.webhookCertName, o.webhookCertKey, &webhookOpts.TLSOpts},
-		{o.metricsCertPath, o.metricsCertName, o.metricsCertKey, &metricsOpts.TLSOpts},
-	} {
-		if server.dir == "" {
-			continue
-		}
-		// Read again whenever the files change: a certificate renewed
-		// (by cert-manager, say) is served without a restart.
-		w, err := certwatcher.New(filepath.Join(server.dir, server.cert), filepath.Join(server.dir, server.key))
-		if err != nil {
-			return err
-		}
-		watchers = append(watchers, w)
-		*server.tlsOpts = append(*server.tlsOpts, func(c *tls.Config) { c.GetCertificate = w.GetCertificate })
+	webhookCert, err := watchCert(o.webhookCertPath, o.webhookCertName, o.webhookCertKey)
+	if err != nil {
+		return err
 	}
+	metricsCert, err := watchCert(o.metricsCertPath, o.metricsCertName, o.metricsCertKey)
+	if err != nil {
+		return err
+	}
+	webhookOpts := webhook.Options{Host: o.webhookHost, Port: o.webhookPort, TLSOpts: servingCert(tlsOpts, webhookCert)}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure, TLSOpts: servingCert(tlsOpts, metricsCert)}
 	rotator, err := certRotator(o)
 	if err != nil {
 		return err
@@ -180,7 +167,10 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range watchers {
+	for _, w := range []*certwatcher.CertWatcher{webhookCert, metricsCert} {
+		if w == nil {
+			continue
+		}
 		if err := mgr.Add(w); err != nil {
 			return err
 		}
@@ -239,6 +229,26 @@ func run(o options) error {
 
 	log.Info("starting manager", "webhookPort", o.webhookPort, "leaderElect", o.leaderElect)
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// watchCert returns a watcher of the certificate and key files in dir, which
+// reads them again whenever they change (a certificate renewed by
+// cert-manager, say, is served without a restart); nil for no dir.
+func watchCert(dir, cert, key string) (*certwatcher.CertWatcher, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	return certwatcher.New(filepath.Join(dir, cert), filepath.Join(dir, key))
+}
+
+// servingCert returns a copy of opts, each server's own to add to, that
+// serves w's certificate if w is not nil.
+func servingCert(opts []func(*tls.Config), w *certwatcher.CertWatcher) []func(*tls.Config) {
+	opts = slices.Clone(opts)
+	if w != nil {
+		opts = append(opts, func(c *tls.Config) { c.GetCertificate = w.GetCertificate })
+	}
+	return opts
 }
 
 // certRotator returns the Rotator that --cert-management=self asks for, or nil.

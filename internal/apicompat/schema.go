@@ -210,8 +210,11 @@ func mayFailToEvaluate(rule string, node *schema.Structural) (string, bool) {
 	}
 	var found string
 	walkProperties(node, func(name string, s *schema.Structural) {
+		if found != "" || valueValidation(s).Format != "date-time" {
+			return
+		}
 		selected := regexp.MustCompile(`(\.\??|\[\??\s*['"])\s*` + regexp.QuoteMeta(name) + `\b`)
-		if found == "" && valueValidation(s).Format == "date-time" && selected.MatchString(rule) {
+		if selected.MatchString(rule) {
 			found = name
 		}
 	})

@@ -217,13 +217,13 @@ type StaleManagedFieldsError struct {
 	// CRD is the CRD's name.
 	CRD string
 	// Failed are the objects not rewritten, each with its error.
-	Failed map[types.NamespacedName]error
+	Failed perobject.Failures
 }
 
 func (e *StaleManagedFieldsError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s of %s keep managedFields entries of versions no longer served",
 		len(e.Failed), plural(len(e.Failed), "object", "objects"), e.CRD)
-	b.WriteString(perobject.Failures(e.Failed).Named())
+	b.WriteString(e.Failed.Named())
 	return b.String()
 }

@@ -59,14 +59,14 @@ type IncompleteError struct {
 	// StoredVersions are the versions the CRD's status still lists.
 	StoredVersions []string
 	// Failed are the objects not rewritten, each with its error.
-	Failed map[types.NamespacedName]error
+	Failed perobject.Failures
 }
 
 func (e *IncompleteError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s not rewritten in %s, so status.storedVersions still lists %s",
 		len(e.Failed), plural(len(e.Failed), "object", "objects"), e.Storage, strings.Join(e.StoredVersions, ", "))
-	b.WriteString(perobject.Failures(e.Failed).Named())
+	b.WriteString(e.Failed.Named())
 	return b.String()
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minitask-dev/minitask/internal/perobject"
 )
@@ -16,7 +15,7 @@ import (
 // of theirs that no longer validates, say). Every other run was repaired.
 type IncompleteError struct {
 	// Failed are the runs not repaired, each with its error.
-	Failed map[types.NamespacedName]error
+	Failed perobject.Failures
 }
 
 func (e *IncompleteError) Error() string {
@@ -26,7 +25,7 @@ func (e *IncompleteError) Error() string {
 		b.WriteString("s")
 	}
 	b.WriteString(" not repaired")
-	b.WriteString(perobject.Failures(e.Failed).Named())
+	b.WriteString(e.Failed.Named())
 	return b.String()
 }
 

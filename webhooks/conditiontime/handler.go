@@ -27,8 +27,10 @@ type handler struct{}
 type storedConditions struct {
 	Status struct {
 		Conditions []struct {
-			Type               string          `json:"type"`
-			LastTransitionTime json.RawMessage `json:"lastTransitionTime"`
+			Type string `json:"type"`
+			// LastTransitionTime is a string, unless a hostile or broken
+			// object makes it another JSON value.
+			LastTransitionTime any `json:"lastTransitionTime"`
 		} `json:"conditions"`
 	} `json:"status"`
 }
@@ -48,7 +50,7 @@ func (handler) Handle(_ context.Context, req admission.Request) admission.Respon
 	}
 	stored := map[string]string{}
 	for _, c := range old.Status.Conditions {
-		if value, ok := stringValue(c.LastTransitionTime); ok {
+		if value, ok := c.LastTransitionTime.(string); ok {
 			stored[c.Type] = value
 		}
 	}
@@ -57,7 +59,7 @@ func (handler) Handle(_ context.Context, req admission.Request) admission.Respon
 	for i, c := range run.Status.Conditions {
 		// Not a string: the schema refuses it before admission, unless it
 		// is stored so and left as it is.
-		value, ok := stringValue(c.LastTransitionTime)
+		value, ok := c.LastTransitionTime.(string)
 		if !ok || timePattern.MatchString(value) {
 			continue
 		}
@@ -72,14 +74,4 @@ func (handler) Handle(_ context.Context, req admission.Request) admission.Respon
 	}
 	status := apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "TaskRun"}, req.Name, errs).Status()
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
-}
-
-// stringValue returns raw's value when raw is a JSON string.
-func stringValue(raw json.RawMessage) (string, bool) {
-	var value any
-	if json.Unmarshal(raw, &value) != nil {
-		return "", false
-	}
-	text, ok := value.(string)
-	return text, ok
 }

@@ -31,8 +31,6 @@ type harness struct {
 	now time.Time
 	// logs, if set, replaces the Pod logs API as the commands' log source.
 	logs runlogs.Source
-	// pollInterval, if set, is how often commands look again; else 50ms.
-	pollInterval time.Duration
 }
 
 func newHarness(t *testing.T) *harness {
@@ -68,9 +66,6 @@ func (h *harness) execute(t *testing.T, args []string) result {
 		Streams:      genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 		Now:          func() time.Time { return h.now },
 		PollInterval: 50 * time.Millisecond,
-	}
-	if h.pollInterval != 0 {
-		o.PollInterval = h.pollInterval
 	}
 	if h.logs != nil {
 		o.LogSource = func(*cli.Clients, string, string) runlogs.Source { return h.logs }

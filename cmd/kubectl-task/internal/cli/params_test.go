@@ -13,13 +13,16 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
+// cellGap is what separates the cells of an aligned table.
+var cellGap = regexp.MustCompile(` {3,}`)
+
 // cells splits the rows of an aligned table into their cells: a table's
 // columns are at least 3 spaces apart, and the values here hold no more
 // than one space in a row.
 func cells(table string) [][]string {
 	var rows [][]string
 	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
-		rows = append(rows, regexp.MustCompile(` {3,}`).Split(strings.TrimSpace(line), -1))
+		rows = append(rows, cellGap.Split(strings.TrimSpace(line), -1))
 	}
 	return rows
 }

@@ -49,13 +49,12 @@ func watchRun(ctx context.Context, c *Clients, run *v1beta1.TaskRun) <-chan runO
 func waitForRun(ctx context.Context, c *Clients, run *v1beta1.TaskRun) (*v1beta1.TaskRun, error) {
 	for !runstate.Finished(run) {
 		last, err := watchUntilFinished(ctx, c, run)
-		var deleted *runDeletedError
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case err == nil:
 			return last, nil
-		case errors.As(err, &deleted):
+		case errors.As(err, new(*runDeletedError)):
 			return nil, err
 		case !apierrors.IsGone(err) && !apierrors.IsResourceExpired(err):
 			return nil, waitError(last, err, c.Host)

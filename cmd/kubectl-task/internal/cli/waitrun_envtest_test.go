@@ -24,8 +24,6 @@ func TestWaitForARunDeletedAsItFinishes(t *testing.T) {
 	h := newHarness(t)
 	h.Create(t, greetTask("greet"), wrappers.TaskRun("", "greet-earlier", "greet").Param("greeting", "hi").Obj())
 	h.logs = cannedLogs{"prepare": "preparing\n", "say": "hi, world\n"}
-	// The plugin's own interval: a poll would have found the run gone.
-	h.pollInterval = time.Second
 	succeeded := h.finishedStatus(v1beta1.ReasonSucceeded, "every step exited 0", -3*time.Second, 0)
 	failed := h.finishedStatus(v1beta1.ReasonStepFailed, `step "say" exited with code 3`, -3*time.Second, 0)
 	started := func(run string) string {

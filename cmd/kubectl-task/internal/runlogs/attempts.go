@@ -84,12 +84,12 @@ func attemptPod(run *v1beta1.TaskRun, attempt int) string {
 // the first, says how the one before failed; none for a run that does not
 // retry.
 func attemptMark(run *v1beta1.TaskRun, attempt int) string {
-	done := run.Status.Attempts
-	if runstate.AttemptsAllowed(run) == 1 && len(done) == 0 {
+	done, allowed := run.Status.Attempts, runstate.AttemptsAllowed(run)
+	if allowed == 1 && len(done) == 0 {
 		return ""
 	}
-	mark := fmt.Sprintf("=== attempt %d of %d", attempt+1, max(runstate.AttemptsAllowed(run), len(done)+1))
-	if attempt == 0 || attempt > len(done) {
+	mark := fmt.Sprintf("=== attempt %d of %d", attempt+1, max(allowed, len(done)+1))
+	if attempt == 0 {
 		return mark
 	}
 	failed := done[attempt-1]

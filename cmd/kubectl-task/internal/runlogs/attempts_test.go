@@ -45,9 +45,9 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 		}
 		return r
 	}
-	retryPod := func(phase corev1.PodPhase, states ...corev1.ContainerState) *corev1.Pod {
+	retryPod := func(name string, phase corev1.PodPhase, states ...corev1.ContainerState) *corev1.Pod {
 		p := pod(phase, states...)
-		p.Name = "r-pod-retry1"
+		p.Name = name
 		return p
 	}
 	firstMark := "=== attempt 1 of 3\n"
@@ -70,7 +70,7 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRunning, "r-pod", 0), pod(corev1.PodFailed, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retryPod(corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
+				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    firstMark + "[prepare] log of r-pod/step-prepare follow=false\n" + secondMark + secondAttempt,
 			printed: 3,
@@ -79,7 +79,7 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRunning, "r-pod", 0), pod(corev1.PodRunning, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retryPod(corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
+				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    firstMark + "[prepare] log of r-pod/step-prepare follow=false\n" + secondMark + secondAttempt,
 			printed: 3,
@@ -88,20 +88,20 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRetrying, "", 1), pod(corev1.PodFailed, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retryPod(corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
+				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    secondMark + secondAttempt,
 			printed: 2,
 		},
 		"without following, the current attempt alone": {
 			objs: []client.Object{task(), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1),
-				pod(corev1.PodFailed, ended, waiting), retryPod(corev1.PodSucceeded, ended, ended)},
+				pod(corev1.PodFailed, ended, waiting), retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended)},
 			want:    secondMark + secondAttempt,
 			printed: 2,
 		},
 		"the last attempt: done once its steps are read": {
 			objs: []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRunning, "r-pod-retry2", 2),
-				func() *corev1.Pod { p := pod(corev1.PodSucceeded, ended, ended); p.Name = "r-pod-retry2"; return p }()},
+				retryPod("r-pod-retry2", corev1.PodSucceeded, ended, ended)},
 			follow: true,
 			want: "=== attempt 3 of 3, after attempt 2 failed (PodFailed): " + evicted + "\n" +
 				"[prepare] log of r-pod-retry2/step-prepare follow=false\n[say] log of r-pod-retry2/step-say follow=false\n",
