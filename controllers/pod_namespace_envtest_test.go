@@ -2,11 +2,13 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -39,6 +42,18 @@ func (h *harness) labelNamespace(t *testing.T, level string) {
 	if err != nil {
 		t.Fatalf("labelling namespace %s to enforce %q: %v", h.NS, level, err)
 	}
+	// Pod Security admission reads namespaces from its informer, which may
+	// not have the label yet: wait until it judges a Pod without the
+	// restricted settings (created in a dry run) by the new level.
+	testenv.Eventually(t, func() (bool, string) {
+		probe := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "pod-security-probe"},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "probe", Image: "alpine:3"}}},
+		}
+		err := h.Env.Client.Create(context.Background(), probe, client.DryRunAll)
+		refused := apierrors.IsForbidden(err) && strings.Contains(err.Error(), "violates PodSecurity")
+		return refused == (level == "restricted"), fmt.Sprintf("dry-run create: %v", err)
+	}, "Pod Security admission to enforce %q in namespace %s", level, h.NS)
 }
 
 // TestNamespaceRelabelled follows one namespace through both changes of its
