@@ -69,11 +69,13 @@ func TestImagePullTimeout(t *testing.T) {
 		if took := run.Status.CompletionTime.Sub(turn); took < timeout || took > timeout+3*time.Second {
 			t.Errorf("the run failed %s after the second step's turn came, want %s (to 3s more)", took, timeout)
 		}
-		// A step ran: the Pod is stopped, and kept for its logs.
-		pod := h.WaitForPod(t, "second-pod")
-		if ads := pod.Spec.ActiveDeadlineSeconds; ads == nil || *ads > 700 {
-			t.Errorf("Pod of a run that ended ImagePullFailed has activeDeadlineSeconds %v, want it lowered to the seconds since it started", ads)
-		}
+		// A step ran: the Pod is stopped, and kept for its logs. It is
+		// stopped once the status has landed, by the finished run's
+		// reconcile.
+		testenv.Eventually(t, func() (bool, string) {
+			ads := h.WaitForPod(t, "second-pod").Spec.ActiveDeadlineSeconds
+			return ads != nil && *ads <= 700, fmt.Sprintf("activeDeadlineSeconds %v, want it lowered to the seconds since the Pod started", ads)
+		}, "the Pod of a run that ended ImagePullFailed to be stopped")
 	})
 }
 
