@@ -7,11 +7,18 @@
 #   hack/install-tools.sh                 build whatever is missing (idempotent)
 #   hack/install-tools.sh COMPONENT...    only these: kubernetes etcd kwok
 #                                         golangci-lint kube-api-linter
-#                                         controller-gen
+#                                         controller-gen kubelet node-runtime
 #   hack/install-tools.sh --print KEY     print a path: assets | bin
+#
+# kubelet and node-runtime are for the local cluster's real node
+# (hack/local-cluster.sh create --real-node) and are not built by default:
+# node-runtime is containerd, runc and busybox-static from Debian's packages,
+# installed with apt-get where missing when run as root (elsewhere it says
+# what to install); their versions are Debian's, not pinned here.
 #
 # Layout under ${MINITASK_CACHE:-~/.cache/minitask}:
 #   kubernetes-<v>/   kube-apiserver kube-controller-manager kube-scheduler kubectl
+#   kubelet-<v>/      kubelet (the real node's)
 #   etcd-<v>/         etcd
 #   kwok-<v>/         kwok kwokctl
 #   controller-gen-<v>/ controller-gen
@@ -29,6 +36,7 @@ cache=${MINITASK_CACHE:-$HOME/.cache/minitask}
 export GOFLAGS=-mod=mod CGO_ENABLED=0
 
 kube_dir=$cache/kubernetes-$KUBE_VERSION
+kubelet_dir=$cache/kubelet-$KUBE_VERSION
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
 assets_dir=$cache/assets-$KUBE_VERSION-$ETCD_VERSION
@@ -56,11 +64,15 @@ have() {
   for name in "$@"; do [ -x "$dir/$name" ] || return 1; done
 }
 
-# Builds into a temporary directory and renames it into place, so an interrupted
-# build never leaves a half-filled cache entry that later runs would trust.
-build_kubernetes() {
-  have "$kube_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl && return
-  log "building Kubernetes v$KUBE_VERSION (first time only; about 10 minutes on 2 cores)"
+# build_kube DIR CMD...: builds k8s.io/kubernetes/cmd/CMD... at KUBE_VERSION
+# into DIR. It builds into a temporary directory and renames it into place,
+# so an interrupted build never leaves a half-filled cache entry that later
+# runs would trust.
+build_kube() {
+  local dir=$1; shift
+  have "$dir" "$@" && return
+  local pkgs=() c
+  for c in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
   local work; work=$(mktemp -d "$cache/.kubernetes.XXXX")
   (
     cd "$work"
@@ -78,11 +90,45 @@ build_kubernetes() {
     ldflags+=" -X $pkg.gitMinor=$(echo "$KUBE_VERSION" | cut -d. -f2) -X $pkg.gitTreeState=clean"
     ldflags+=" -X $pkg.buildDate=1970-01-01T00:00:00Z"
     mkdir -p out
-    go build -trimpath -ldflags "$ldflags" -o out/ \
-      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+    go build -trimpath -ldflags "$ldflags" -o out/ "${pkgs[@]}"
   )
-  rm -rf "$kube_dir" && mv "$work/out" "$kube_dir" && rm -rf "$work"
+  rm -rf "$dir" && mv "$work/out" "$dir" && rm -rf "$work"
+}
+
+build_kubernetes() {
+  have "$kube_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl ||
+    log "building Kubernetes v$KUBE_VERSION (first time only; about 10 minutes on 2 cores)"
+  build_kube "$kube_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl
+}
+
+build_kubelet() {
+  have "$kubelet_dir" kubelet || log "building the kubelet v$KUBE_VERSION (first time only; a few minutes)"
+  build_kube "$kubelet_dir" kubelet
+}
+
+# install_node_runtime: what the real node runs Pods with. Debian's
+# containerd (1.6 on bookworm) speaks CRI v1, which the kubelet needs;
+# busybox-static is the shell of the node's locally built images.
+install_node_runtime() {
+  local missing=() cmd pkg
+  for cmd in containerd:containerd ctr:containerd runc:runc ip:iproute2; do
+    command -v "${cmd%%:*}" > /dev/null || missing+=("${cmd#*:}")
+  done
+  # The images' shell is /bin/busybox, which only busybox-static installs
+  # statically linked (the busybox package's needs the host's libc).
+  dpkg-query -W -f='${Status}' busybox-static 2> /dev/null | grep -q 'install ok installed' ||
+    missing+=(busybox-static)
+  [ ${#missing[@]} -eq 0 ] && return
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get > /dev/null; then
+    log "the real node needs these Debian packages: ${missing[*]}; install them (as root: apt-get install ${missing[*]})"
+    return 1
+  fi
+  log "installing ${missing[*]} (apt-get)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null 2>&1 || {
+    DEBIAN_FRONTEND=noninteractive apt-get update > /dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null
+  }
 }
 
 build_etcd() {
@@ -163,6 +209,8 @@ components=("$@")
 for c in "${components[@]}"; do
   case "$c" in
     kubernetes) build_kubernetes; link "$kube_dir"/* ;;
+    kubelet) build_kubelet; link "$kubelet_dir/kubelet" ;;
+    node-runtime) install_node_runtime ;;
     etcd) build_etcd; link "$etcd_dir/etcd" ;;
     kwok) build_kwok ;;
     golangci-lint) build_golangci_lint ;;

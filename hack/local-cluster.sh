@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# A local Kubernetes cluster for minitask that needs no containers, images or
-# downloads: etcd, kube-apiserver, kube-controller-manager (for garbage
-# collection) and kube-scheduler from the pinned toolchain
-# (hack/install-tools.sh), and kwok playing the kubelet on a few fake nodes
-# (hack/kwok/stages/, described in docs/local-cluster.md). The manager runs as
-# a local process; the API server calls its webhooks on 127.0.0.1 with a
-# throwaway CA. Everything listens on 127.0.0.1 only.
+# A local Kubernetes cluster for minitask that needs no downloads: etcd,
+# kube-apiserver, kube-controller-manager (for garbage collection) and
+# kube-scheduler from the pinned toolchain (hack/install-tools.sh), and either
+# kwok playing the kubelet on a few fake nodes (hack/kwok/stages/, described
+# in docs/local-cluster.md), where no container runs, or with --real-node one
+# real node (hack/real-node.sh: a kubelet, containerd and runc, images built
+# here), where steps really run. The manager runs as a local process; the API
+# server calls its webhooks on 127.0.0.1 with a throwaway CA. Everything
+# listens on 127.0.0.1 only.
 #
-#   hack/local-cluster.sh up       create the cluster, run the manager, apply the
+#   hack/local-cluster.sh up [--real-node]
+#                                  create the cluster, run the manager, apply the
 #                                  samples and keep running until Ctrl-C, then
 #                                  tear everything down (what `make run` does)
-#   hack/local-cluster.sh create [--no-install]
+#   hack/local-cluster.sh create [--real-node] [--no-install]
 #                                  create the cluster and install the CRDs and the
 #                                  webhook configuration (rendered to
 #                                  $MINITASK_MANIFESTS either way); prints KUBECONFIG
@@ -20,7 +23,7 @@
 #
 # Settings, from the environment:
 #   MINITASK_CLUSTER       the cluster's name (minitask)
-#   MINITASK_NODES         how many fake nodes (3)
+#   MINITASK_NODES         how many fake nodes (3; none with --real-node)
 #   MINITASK_WEBHOOK_PORT  the manager's webhook port (the first free one from 9443)
 #   MINITASK_PROBE_PORT    the manager's health port (the first free one from 8081)
 #   MINITASK_MANAGER_ARGS  extra flags for bin/manager, e.g. --default-timeout=5m
@@ -80,6 +83,25 @@ spec:
   logs:
   - logsFile: $repo/hack/kwok/step.log
 EOF
+}
+
+# kwokctl_config FILE writes hack/kwok/kwokctl.yaml with the API server's
+# client certificate for kubelets added: kwokctl's admin certificate, which a
+# real node's kubelet trusts (its client CA is the cluster's), so that Pod
+# logs reach it. kwok's fake nodes ask for no certificate.
+kwokctl_config() {
+  local pki=$state/kwok/clusters/$name/pki
+  {
+    cat "$repo/hack/kwok/kwokctl.yaml"
+    cat <<EOF
+- name: kube-apiserver
+  extraArgs:
+  - key: kubelet-client-certificate
+    value: $pki/admin.crt
+  - key: kubelet-client-key
+    value: $pki/admin.key
+EOF
+  } > "$1"
 }
 
 # port_free PORT: true when nothing listens on 127.0.0.1:PORT.
@@ -145,13 +167,19 @@ render_manifests() {
 }
 
 create() {
-  local install=true
-  case "${1:-}" in
-    --no-install) install=false ;;
-    "") ;;
-    *) die "usage: $0 create [--no-install]" ;;
-  esac
+  local install=true real=false arg
+  for arg in "$@"; do
+    case "$arg" in
+      --no-install) install=false ;;
+      --real-node) real=true ;;
+      *) die "usage: $0 create [--real-node] [--no-install]" ;;
+    esac
+  done
   tools
+  if $real; then
+    local why
+    why=$("$repo/hack/real-node.sh" check) || die "$why"
+  fi
   if [ -d "$state" ]; then
     log "Deleting the old cluster \"$name\""
     delete_cluster
@@ -168,7 +196,8 @@ create() {
   step_logs_config "$state/kwok-logs.yaml"
   stages+=(-c "$state/kwok-logs.yaml")
   (cd "$repo" && go run hack/webhook-cert.go "$state/certs")
-  if ! kwokctl_ -c "$repo/hack/kwok/kwokctl.yaml" "${stages[@]}" create cluster \
+  kwokctl_config "$state/kwokctl.yaml"
+  if ! kwokctl_ -c "$state/kwokctl.yaml" "${stages[@]}" create cluster \
       --kubeconfig="" \
       --etcd-binary="$(readlink -f "$tools_bin/etcd")" \
       --kube-apiserver-binary="$(readlink -f "$tools_bin/kube-apiserver")" \
@@ -183,8 +212,11 @@ create() {
   export KUBECONFIG=$kubeconfig
   # No addresses of kwokctl's (TEST-NET ones, where nothing answers): the
   # node-initialize Stage gives each node 127.0.0.1, where kwok serves logs.
-  kwokctl_ scale node --replicas "${MINITASK_NODES:-3}" --param '.nodeIPs=[]' >> "$state/kwokctl.log" 2>&1 ||
-    { cat "$state/kwokctl.log" >&2; die "kwokctl scale node failed"; }
+  # kwok manages only the nodes it made (kwokctl.yaml), never the real one.
+  if ! $real; then
+    kwokctl_ scale node --replicas "${MINITASK_NODES:-3}" --param '.nodeIPs=[]' >> "$state/kwokctl.log" 2>&1 ||
+      { cat "$state/kwokctl.log" >&2; die "kwokctl scale node failed"; }
+  fi
 
   local etcd_port
   etcd_port=$(sed -n 's/^ *etcdPort: *//p' "$state/kwok/clusters/$name/kwok.yaml" | head -1)
@@ -199,7 +231,13 @@ MINITASK_WEBHOOK_CERT_DIR=$state/certs
 MINITASK_PROBE_ADDR=127.0.0.1:$probe_port
 MINITASK_ETCD_ENDPOINT=http://127.0.0.1:$etcd_port
 MINITASK_KWOK_LOGS=$state/kwok/clusters/$name/logs
+MINITASK_CLUSTER_CA=$state/kwok/clusters/$name/pki/ca.crt
+MINITASK_NODE=$($real && echo real || echo kwok)
 EOF
+  if $real; then
+    log "Starting the real node (hack/real-node.sh)"
+    "$repo/hack/real-node.sh" start "$state" || die "the real node did not start; its logs: $state/node/logs"
+  fi
   if $install; then
     log "Installing the CRDs and webhook configuration (webhooks at https://127.0.0.1:$webhook_port)"
     kubectl apply --server-side --force-conflicts -f "$state/manifests.yaml" > /dev/null
@@ -213,6 +251,7 @@ EOF
 
 delete_cluster() {
   local dir=$state/kwok/clusters/$name f
+  if [ -d "$state/node" ]; then "$repo/hack/real-node.sh" stop "$state"; fi
   if [ -d "$dir" ] && ! kwokctl_ delete cluster --kubeconfig="$state/no-kubeconfig" > /dev/null 2>&1; then
     # What kwokctl would do: its components run detached, one pid file each.
     echo "local-cluster: kwokctl delete cluster failed; killing the cluster's processes" >&2
@@ -296,6 +335,20 @@ run_samples() {
 }
 
 next_steps() {
+  local nodes log_note how_steps_run node_logs=""
+  if [ "${MINITASK_NODE:-kwok}" = real ]; then
+    nodes="the real node \"localhost\""
+    log_note=""
+    how_steps_run='Steps really run here, in containerd, with local stand-ins for alpine:3 and
+golang:1.26 (no registry can be reached): see docs/local-cluster.md.'
+    node_logs=" and $MINITASK_NODE_LOGS"
+  else
+    nodes="fake nodes: kwok plays the kubelet"
+    log_note=" (kwok's stand-in lines)"
+    how_steps_run='A step whose script ends with "exit N" fails with code N here, and "sleep N"
+makes it run N seconds: see docs/local-cluster.md (make run NODE=real runs
+them for real).'
+  fi
   cat <<EOF
 
 The cluster "$name" and the manager keep running until Ctrl-C. In another shell:
@@ -307,20 +360,19 @@ The cluster "$name" and the manager keep running until Ctrl-C. In another shell:
   kubectl get taskruns.v1alpha1.minitask.dev        # the same, as the first release saw them
   kubectl get minitask                              # Tasks and TaskRuns
   kubectl describe tr hello-run
-  kubectl get pods                                  # one Pod per run; kwok plays the kubelet
+  kubectl get pods -o wide                          # one Pod per run, on $nodes
   kubectl apply -f config/samples/                  # or your own Tasks and TaskRuns
 
   kubectl task list                                 # the plugin: runs, newest first
   kubectl task describe flaky-run                   # steps, exit codes, events
-  kubectl task logs flaky-run                       # the steps' logs, in order (kwok's stand-in lines)
+  kubectl task logs flaky-run                       # the steps' logs, in order$log_note
   kubectl task start greet -p name=you --showlog    # start a run and follow its logs to its end
   kubectl task start build-from-source -w source=emptyDir --showlog   # bind a workspace
   kubectl get pod build-from-source-run-pod -o yaml # a workspace: one volume every step mounts
   kubectl task cancel RUN
 
-A step whose script ends with "exit N" fails with code N here, and "sleep N"
-makes it run N seconds: see docs/local-cluster.md.
-Component logs: $MINITASK_KWOK_LOGS
+$how_steps_run
+Component logs: $MINITASK_KWOK_LOGS$node_logs
 
 EOF
 }
@@ -366,7 +418,7 @@ up() {
   trap 'exit 0' TERM
 
   [ -x "$repo/bin/manager" ] || build_manager
-  create > /dev/null
+  create "$@" > /dev/null
   load_env
 
   log "Starting the manager (its logs are prefixed with \"manager |\")"
@@ -388,7 +440,7 @@ up() {
 }
 
 case "${1:-}" in
-  up) up ;;
+  up) shift; up "$@" ;;
   create) shift; create "$@" ;;
   manager) manager ;;
   env) load_env; cat "$env_file" ;;
