@@ -60,8 +60,10 @@ fill() {
 build_binaries() {
   local dir=$1
   mkdir -p "$dir/cni/bin"
-  (cd "$repo" && CGO_ENABLED=0 go build -trimpath -o "$dir/cni/bin/minitask-isolated" ./hack/realnode/cni &&
-    CGO_ENABLED=0 go build -trimpath -o "$dir/steptool" ./hack/realnode/steptool)
+  # -buildvcs=false: steptool's bytes key the images' cache, and must not
+  # change with each commit.
+  (cd "$repo" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -o "$dir/cni/bin/minitask-isolated" ./hack/realnode/cni &&
+    CGO_ENABLED=0 go build -trimpath -buildvcs=false -o "$dir/steptool" ./hack/realnode/steptool)
   ln -sfn minitask-isolated "$dir/cni/bin/loopback"
 }
 

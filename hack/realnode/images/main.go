@@ -27,10 +27,12 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,16 +146,10 @@ func shellLayer(busybox string) (v1.Layer, error) {
 				return err
 			}
 		}
-		files := map[string]string{
+		return writeFiles(tw, map[string]string{
 			"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nnonroot:x:65532:65532:nonroot:/home/nonroot:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
 			"/etc/group":  "root:x:0:\nnonroot:x:65532:\nnogroup:x:65534:\n",
-		}
-		for name, text := range files {
-			if err := file(tw, name, []byte(text), 0o644); err != nil {
-				return err
-			}
-		}
-		return nil
+		})
 	})
 }
 
@@ -164,14 +160,19 @@ func fileLayer(src, dst string) (v1.Layer, error) {
 
 // memLayer is files with their texts.
 func memLayer(files map[string]string) (v1.Layer, error) {
-	return layer(func(tw *tar.Writer) error {
-		for name, text := range files {
-			if err := file(tw, name, []byte(text), 0o644); err != nil {
-				return err
-			}
+	return layer(func(tw *tar.Writer) error { return writeFiles(tw, files) })
+}
+
+// writeFiles writes files in the order of their names: a layer is written
+// once for its digest and again into the archive, and both must be the
+// same bytes, or containerd refuses the layer ("wrong diff id").
+func writeFiles(tw *tar.Writer, files map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := file(tw, name, []byte(files[name]), 0o644); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // dirLayer is the tree src at dst, but for its top-level entries skip.

@@ -1,0 +1,110 @@
+//go:build e2e && e2enode
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
+)
+
+// The real-node tests (make test-e2e-node) run steps in real containers: a
+// kubelet built from the pinned source, containerd and runc, and the images
+// hack/realnode/images builds (hack/real-node.sh). Each test group has a
+// cluster of its own, and every check reads what really happened in the
+// containers: their logs, the files they left, how the kubelet saw them end.
+
+// Images of the real node (hack/realnode/images): alpine:3 is a stand-in
+// with busybox's shell and commands; noshell holds only /steptool.
+const (
+	alpineImage  = "alpine:3"
+	noShellImage = "minitask.local/noshell:stand-in"
+)
+
+// withRealNode creates the cluster with a real node instead of kwok's.
+func withRealNode(args []string) []string { return append(args, "--real-node") }
+
+// newNodeCluster creates a cluster with a real node, or skips the test with
+// one line where this machine cannot run one (not Linux, not root); with
+// CI=true it fails instead, as CI's machines can.
+func newNodeCluster(t *testing.T, name string) *cluster {
+	t.Helper()
+	repo, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(repo, "hack/real-node.sh"), "check").CombinedOutput()
+	if err != nil {
+		why := strings.TrimSpace(string(out))
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("this machine cannot run a real node: %s", why)
+		}
+		t.Skipf("skipping the real-node tests: %s", why)
+	}
+	return newCluster(t, name, withRealNode)
+}
+
+// stepLog returns what step (its container in the run's current Pod) wrote,
+// through the Pod logs API: the kubelet's files, read by the API server.
+func stepLog(t *testing.T, c *cluster, run *v1beta1.TaskRun, step string) string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(c.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := run.Status.PodName
+	if pod == "" {
+		pod = runstate.PodName(run)
+	}
+	req := cs.CoreV1().Pods(run.Namespace).GetLogs(pod, &corev1.PodLogOptions{Container: runstate.StepContainer(step)})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := req.Stream(ctx)
+	if err != nil {
+		t.Fatalf("reading the log of step %q of TaskRun %s (Pod %s): %v", step, run.Name, pod, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("reading the log of step %q of TaskRun %s: %v", step, run.Name, err)
+	}
+	return string(b)
+}
+
+// runPod returns the run's current Pod.
+func runPod(t *testing.T, c *cluster, run *v1beta1.TaskRun) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	name := run.Status.PodName
+	if name == "" {
+		name = runstate.PodName(run)
+	}
+	if err := c.client.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: name}, pod); err != nil {
+		t.Fatalf("reading Pod %s of TaskRun %s: %v", name, run.Name, err)
+	}
+	return pod
+}
+
+// stepStatus returns the kubelet's status of step's container in pod.
+func stepStatus(pod *corev1.Pod, step string) (corev1.ContainerStatus, error) {
+	for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		if s.Name == runstate.StepContainer(step) {
+			return s, nil
+		}
+	}
+	return corev1.ContainerStatus{}, fmt.Errorf("Pod %s has no status for step %q", pod.Name, step)
+}
