@@ -194,9 +194,9 @@ stop() {
   stop_pid "$node/containerd.pid"
   # The network namespaces a crash kept from their Pods' teardown.
   local f ns
-  for f in "$node"/cni/data/*; do
+  for f in "$node"/cni/data/netns/*; do
     [ -f "$f" ] || continue
-    ns=$(sed -n 2p "$f")
+    ns=$(< "$f")
     if [ -n "$ns" ] && [ -e "$ns" ]; then
       umount "$ns" 2> /dev/null || true
       rm -f "$ns"

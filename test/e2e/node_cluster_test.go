@@ -55,7 +55,62 @@ func newNodeCluster(t *testing.T, name string) *cluster {
 		}
 		t.Skipf("skipping the real-node tests: %s", why)
 	}
-	return newCluster(t, name, withRealNode)
+	// Cleanups run last first: this one after the cluster's deletion.
+	var netns []string
+	var state string
+	t.Cleanup(func() { checkNothingLeft(t, state, netns) })
+	c := newCluster(t, name, withRealNode)
+	state = c.env["MINITASK_STATE"]
+	// And this one before it: the network namespaces of the Pods, which
+	// are still there, as Pods that have finished keep their sandboxes.
+	t.Cleanup(func() { netns = podNetworkNamespaces(t, state) })
+	return c
+}
+
+// podNetworkNamespaces returns the network namespaces the node's network
+// plugin has given Pods (hack/realnode/cni records each one).
+func podNetworkNamespaces(t *testing.T, state string) []string {
+	files, _ := filepath.Glob(filepath.Join(state, "node/cni/data/netns/*"))
+	var paths []string
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			paths = append(paths, strings.TrimSpace(string(b)))
+		}
+	}
+	if len(paths) == 0 && !t.Failed() && !t.Skipped() {
+		t.Errorf("the node's network plugin recorded no Pod network namespace in %s", state)
+	}
+	return paths
+}
+
+// checkNothingLeft fails the test if deleting the cluster left a process,
+// a mount or one of the Pods' network namespaces behind.
+func checkNothingLeft(t *testing.T, state string, netns []string) {
+	if state == "" {
+		return
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), state+"/") {
+			t.Errorf("deleting the cluster left process %s: %s", filepath.Base(filepath.Dir(p)),
+				strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mounts), "\n") {
+		if strings.Contains(line, state+"/") {
+			t.Errorf("deleting the cluster left a mount: %s", line)
+		}
+	}
+	for _, ns := range netns {
+		if _, err := os.Stat(ns); err == nil {
+			t.Errorf("deleting the cluster left the Pod network namespace %s", ns)
+		}
+	}
 }
 
 // stepLog returns what step (its container in the run's current Pod) wrote,

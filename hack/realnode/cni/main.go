@@ -7,9 +7,11 @@
 // the Pod, so tests on a shared machine cannot reach anything but themselves.
 //
 // Addresses come from the subnet of the network's configuration, one file per
-// address in dataDir (created with O_EXCL, so two Pods never share one), and
-// every ADD records its network namespace there, so that deleting the
-// cluster can find and remove any namespace a crash left behind.
+// address in dataDir (created with O_EXCL, so two Pods never share one). Every
+// ADD also records its network namespace in dataDir/netns/, and DEL keeps that
+// record: the runtime removes a namespace only when it removes the sandbox,
+// which may never happen if the node stops first, so deleting the cluster
+// removes every recorded namespace that is still there.
 package main
 
 import (
@@ -56,7 +58,10 @@ func add(args *skel.CmdArgs) error {
 		}
 		return types.PrintResult(&current.Result{CNIVersion: current.ImplementedSpecVersion}, conf.CNIVersion)
 	}
-	addr, err := allocate(conf, args.ContainerID, args.Netns)
+	if err := recordNetns(conf, args.ContainerID, args.Netns); err != nil {
+		return err
+	}
+	addr, err := allocate(conf, args.ContainerID)
 	if err != nil {
 		return err
 	}
@@ -143,9 +148,17 @@ func up(name string) error {
 	return netlink.LinkSetUp(link)
 }
 
-// allocate claims the first free address of the subnet for container,
-// recording its network namespace beside it.
-func allocate(conf *netConf, container, netns string) (*net.IPNet, error) {
+// recordNetns notes that container's sandbox has the network namespace netns.
+func recordNetns(conf *netConf, container, netns string) error {
+	dir := filepath.Join(conf.DataDir, "netns")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, container), []byte(netns+"\n"), 0o600)
+}
+
+// allocate claims the first free address of the subnet for container.
+func allocate(conf *netConf, container string) (*net.IPNet, error) {
 	_, subnet, err := net.ParseCIDR(conf.Subnet)
 	if err != nil {
 		return nil, fmt.Errorf("subnet %q: %w", conf.Subnet, err)
@@ -170,7 +183,7 @@ func allocate(conf *netConf, container, netns string) (*net.IPNet, error) {
 		if err != nil {
 			return nil, err
 		}
-		_, err = fmt.Fprintf(f, "%s\n%s\n", container, netns)
+		_, err = fmt.Fprintf(f, "%s\n", container)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -192,6 +205,9 @@ func release(conf *netConf, container string) error {
 		return err
 	}
 	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
 		path := filepath.Join(conf.DataDir, e.Name())
 		b, err := os.ReadFile(path)
 		if err == nil && strings.SplitN(string(b), "\n", 2)[0] == container {
