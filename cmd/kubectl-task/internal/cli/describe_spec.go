@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -35,7 +36,7 @@ func (d *describer) workspaces(run *v1beta1.TaskRun, task *v1beta1.Task, taskNot
 			d.line("  (%s: the run's own bindings only)", taskNote)
 		}
 		for _, b := range run.Spec.Workspaces {
-			rows = append(rows, row{b.Name, workspaceSource(b), none, workspaceFromTaskGone})
+			rows = append(rows, row{b.Name, runinfo.WorkspaceSource(b), none, workspaceFromTaskGone})
 		}
 	} else {
 		bound := map[string]v1beta1.WorkspaceBinding{}
@@ -49,15 +50,15 @@ func (d *describer) workspaces(run *v1beta1.TaskRun, task *v1beta1.Task, taskNot
 			}
 			b, ok := bound[w.Name]
 			if !ok {
-				rows = append(rows, row{w.Name, sourceEmptyDir, mount, workspaceFromUnbound})
+				rows = append(rows, row{w.Name, runinfo.SourceEmptyDir, mount, workspaceFromUnbound})
 				continue
 			}
 			delete(bound, w.Name)
-			rows = append(rows, row{w.Name, workspaceSource(b), mount, workspaceFromRun})
+			rows = append(rows, row{w.Name, runinfo.WorkspaceSource(b), mount, workspaceFromRun})
 		}
 		for _, b := range run.Spec.Workspaces {
 			if _, undeclared := bound[b.Name]; undeclared {
-				rows = append(rows, row{b.Name, workspaceSource(b), none, workspaceFromIgnored})
+				rows = append(rows, row{b.Name, runinfo.WorkspaceSource(b), none, workspaceFromIgnored})
 			}
 		}
 	}
