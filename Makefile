@@ -69,8 +69,8 @@ test: manifests generate ## Run unit and envtest tests against a real kube-apise
 	KUBEBUILDER_ASSETS="$(ASSETS)" go test ./... $(GOTESTFLAGS)
 
 .PHONY: test-e2e
-test-e2e: build ## Run the end-to-end tests (test/e2e): each on a local cluster of its own, with bin/manager.
-	@$(TOOLS) kubernetes etcd kwok
+test-e2e: build ## Run the end-to-end tests (test/e2e): each on a local cluster of its own, with bin/manager; the dashboard's in Chromium.
+	@$(TOOLS) kubernetes etcd kwok chromium
 	go test -tags e2e ./test/e2e/... -v -count=1 -timeout 30m $(GOTESTFLAGS)
 
 # The frozen releases the API must stay compatible with, oldest first.

@@ -7,7 +7,7 @@
 #   hack/install-tools.sh                 build whatever is missing (idempotent)
 #   hack/install-tools.sh COMPONENT...    only these: kubernetes etcd kwok
 #                                         golangci-lint kube-api-linter
-#                                         controller-gen
+#                                         controller-gen chromium
 #   hack/install-tools.sh --print KEY     print a path: assets | bin
 #
 # Layout under ${MINITASK_CACHE:-~/.cache/minitask}:
@@ -20,6 +20,10 @@
 #                     the Kubernetes API linter built in)
 #   assets-<k8s>-<etcd>/  symlinks for envtest's KUBEBUILDER_ASSETS
 #   bin/              symlinks to all of the above (put on PATH)
+#
+# chromium is the one component not built here: the dashboard's browser tests
+# (make test-e2e) drive Debian's chromium package, installed with apt-get when
+# missing and running as root; elsewhere this says what to install.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -152,6 +156,20 @@ build_kube_api_linter() {
   link "$dir"/*
 }
 
+# install_chromium: Debian's chromium, for the dashboard's browser tests.
+install_chromium() {
+  command -v chromium > /dev/null && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    log "installing Debian's chromium package (for the dashboard's browser tests)"
+    # An apt-get update only when the lists know no chromium yet.
+    apt-cache show chromium > /dev/null 2>&1 || apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium > /dev/null
+    return
+  fi
+  log "chromium is missing: install it (Debian and Ubuntu: sudo apt-get install chromium) or put it on PATH"
+  exit 1
+}
+
 link() {
   mkdir -p "$bin_dir"
   for f in "$@"; do ln -sfn "$f" "$bin_dir/$(basename "$f")"; done
@@ -168,6 +186,7 @@ for c in "${components[@]}"; do
     golangci-lint) build_golangci_lint ;;
     kube-api-linter) build_kube_api_linter ;;
     controller-gen) link "$(build_controller_gen)/controller-gen" ;;
+    chromium) install_chromium ;;
     *) echo "install-tools: unknown component $c" >&2; exit 2 ;;
   esac
 done

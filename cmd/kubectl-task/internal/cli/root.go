@@ -111,6 +111,7 @@ func NewRootCommand(o Options) *cobra.Command {
 		p.newCancelCommand(),
 		p.newRerunCommand(),
 		p.newDeleteCommand(),
+		p.newDashboardCommand(),
 		p.newCompletionCommand(root),
 	)
 	return root
