@@ -40,6 +40,7 @@ func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	defer stream.Close()
 	ctx := r.Context()
 	runs := watchRun(ctx, s.cfg.Client, ns, name)
 	_ = live.ServeRun(ctx, stream, runs, s.cfg.LogSource(ns, name), runView{s})

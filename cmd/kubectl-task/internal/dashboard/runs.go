@@ -48,6 +48,7 @@ func (s *Server) liveRuns(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	defer stream.Close()
 	_ = live.ServeRuns(r.Context(), stream, changes, f, rowView{s}, shown)
 }
 

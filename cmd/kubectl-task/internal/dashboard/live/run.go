@@ -54,21 +54,28 @@ type RunView interface {
 // followed, until the run has finished and its logs were read, or ctx is
 // done.
 func ServeRun(ctx context.Context, s *Stream, runs <-chan *v1beta1.TaskRun, logs runlogs.Source, view RunView) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	logsDone := make(chan error, 1)
 	if err := s.Send(EventLogReset, ""); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	logsDone := make(chan error, 1)
 	go func() {
 		w := &logWriter{s: s}
 		_, err := runlogs.Stream(ctx, logs, w, runlogs.Options{Follow: true})
 		logsDone <- w.flush(err)
 	}()
+	finished, logsRead := false, false
+	// The logs' goroutine writes to the response: it must be done before
+	// the handler returns and the response is gone.
+	defer func() {
+		cancel()
+		if !logsRead {
+			<-logsDone
+		}
+	}()
 
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
-	finished, logsRead := false, false
 	for !finished || !logsRead {
 		select {
 		case <-ctx.Done():

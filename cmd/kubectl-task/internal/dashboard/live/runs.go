@@ -10,8 +10,10 @@ import (
 
 // The events of the runs page's stream.
 const (
-	// EventRun carries the HTML of a run's row, added or changed.
+	// EventRun carries the HTML of a changed run's row; EventNew that of a
+	// run the filter newly selects, which the page counts.
 	EventRun = "run"
+	EventNew = "new"
 	// EventGone carries the id of the row of a run that was deleted, or
 	// no longer matches the page's filter.
 	EventGone = "gone"
@@ -63,10 +65,14 @@ func sendChange(s *Stream, c runindex.Change, f runindex.Filter, rows RowRendere
 		delete(shown, key)
 		return s.Send(EventGone, rows.RowID(c.Run))
 	}
-	shown[key] = true
+	event := EventRun
+	if !shown[key] {
+		event = EventNew
+		shown[key] = true
+	}
 	html, err := rows.Row(c.Run)
 	if err != nil {
 		return err
 	}
-	return s.Send(EventRun, html)
+	return s.Send(event, html)
 }

@@ -21,9 +21,10 @@ const pingEvery = 15 * time.Second
 // Stream writes server-sent events to one response; Send may be called from
 // several goroutines.
 type Stream struct {
-	mu sync.Mutex
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	closed bool
 }
 
 // Open starts an event stream on w.
@@ -59,9 +60,23 @@ func (s *Stream) Send(event, data string) error {
 // Ping sends a comment, which a page ignores.
 func (s *Stream) Ping() error { return s.write(": ping\n\n") }
 
+// Close ends the stream: later events are not sent. A handler closes it
+// before it returns, for the response is gone then.
+func (s *Stream) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// errClosed is what sending on a closed stream returns.
+var errClosed = errors.New("the event stream is closed")
+
 func (s *Stream) write(text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
 	if _, err := s.w.Write([]byte(text)); err != nil {
 		return err
 	}

@@ -85,10 +85,12 @@ func stepTone(s v1beta1.StepState) Tone {
 	switch {
 	case s.State == v1beta1.StepRunning:
 		return ToneGoingOn
-	case s.State == v1beta1.StepTerminated && s.ExitCode != nil && *s.ExitCode != 0 && s.Reason != "Continued":
-		return ToneFailed
-	case s.State == v1beta1.StepTerminated:
+	case s.State == v1beta1.StepTerminated && s.ExitCode != nil && (*s.ExitCode == 0 || s.Reason == "Continued"):
 		return ToneOK
+	case s.State == v1beta1.StepTerminated:
+		// A non-zero exit, or none: the step was stopped (a cancel, a
+		// timeout, its Pod lost).
+		return ToneFailed
 	}
 	return ToneWaiting
 }

@@ -45,7 +45,17 @@ function followRuns(table) {
   const first = table.dataset.first === "true";
   const size = parseInt(table.dataset.pageSize, 10) || 50;
 
-  function place(row) {
+  // count adds n to the number of runs the page says the filter selects.
+  function count(n) {
+    const total = document.getElementById("runs-total");
+    if (!total) return;
+    const runs = (parseInt(total.dataset.total, 10) || 0) + n;
+    total.dataset.total = String(runs);
+    total.textContent = runs + (runs === 1 ? " run" : " runs");
+  }
+
+  function place(row, isNew) {
+    if (isNew) count(1);
     const old = document.getElementById(row.id);
     if (old && old.dataset.order === row.dataset.order) {
       old.replaceWith(row);
@@ -70,11 +80,14 @@ function followRuns(table) {
     const doc = new DOMParser().parseFromString(await res.text(), "text/html");
     const fresh = doc.getElementById("runs-body");
     if (fresh) body.replaceChildren(...fresh.children);
+    const total = doc.getElementById("runs-total");
+    if (total) document.getElementById("runs-total").replaceWith(total);
   }
 
   follow(table.dataset.live, {
-    run: (html) => place(fromHTML(html)),
-    gone: (id) => { const r = document.getElementById(id); if (r) r.remove(); },
+    run: (html) => place(fromHTML(html), false),
+    "new": (html) => place(fromHTML(html), true),
+    gone: (id) => { count(-1); const r = document.getElementById(id); if (r) r.remove(); },
     resync: () => resync(),
   }, resync);
 }
