@@ -348,7 +348,7 @@ func (dt *dashboardTest) v1alpha1YAML(t *testing.T) {
 			t.Errorf("the v1beta1 YAML has no %q:\n%s", want, beta)
 		}
 	}
-	if strings.Contains(alpha+beta, "managedFields") {
+	if strings.Contains(alpha+beta, "managedFields:") {
 		t.Error("the YAML shows managedFields")
 	}
 	screenshot(t, ctx, dt.shots, "yaml")
