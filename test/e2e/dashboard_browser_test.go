@@ -41,7 +41,7 @@ type dashboard struct {
 
 // startDashboard starts bin/kubectl-task dashboard on namespace ns of c
 // with extra flags, and stops it (Ctrl-C) when the test ends.
-func startDashboard(t *testing.T, c *cluster, extra ...string) *dashboard {
+func startDashboard(t testing.TB, c *cluster, extra ...string) *dashboard {
 	t.Helper()
 	args := append([]string{"dashboard", "-n", ns, "--port", "0"}, extra...)
 	cmd := exec.Command(filepath.Join(c.repo, "bin", "kubectl-task"), args...)
