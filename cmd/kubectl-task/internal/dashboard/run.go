@@ -118,6 +118,11 @@ func (v runView) Live(run *v1beta1.TaskRun) (string, error) {
 	return v.s.render.Fragment(pages.FragmentRunLive, pages.NewRunLive(run, task, v.s.cfg.Now()))
 }
 
+func (v runView) Outcome(run *v1beta1.TaskRun) (string, error) {
+	task, _ := v.s.taskOf(context.Background(), run)
+	return v.s.render.Fragment(pages.FragmentRunOutcome, pages.NewRunLive(run, task, v.s.cfg.Now()))
+}
+
 func (v runView) Events(ctx context.Context, run *v1beta1.TaskRun) (string, error) {
 	events, note := v.s.events(ctx, run)
 	return v.s.render.Fragment(pages.FragmentRunEvents, pages.NewRunEvents(events, note, v.s.cfg.Now()))

@@ -156,7 +156,8 @@ func (c cannedLogs) Open(_ context.Context, step string, _ bool) (io.ReadCloser,
 
 type view struct{}
 
-func (view) Live(run *v1beta1.TaskRun) (string, error) { return "<p>" + run.Name + "</p>", nil }
+func (view) Live(run *v1beta1.TaskRun) (string, error)    { return "<p>" + run.Name + "</p>", nil }
+func (view) Outcome(run *v1beta1.TaskRun) (string, error) { return "<p>outcome</p>", nil }
 func (view) Events(context.Context, *v1beta1.TaskRun) (string, error) {
 	return "<p>events</p>", nil
 }
@@ -186,7 +187,7 @@ func TestServeRun(t *testing.T) {
 	}
 	body := w.Body.String()
 	for _, want := range []string{`data: {"step":"a","text":"one"}`, `data: {"step":"a","text":"two"}`, `data: {"step":"b","text":"three"}`,
-		"event: log-end\ndata: {}", "event: live\ndata: <p>r</p>", "event: events\ndata: <p>events</p>", "event: done"} {
+		"event: log-end\ndata: {}", "event: live\ndata: <p>r</p>", "event: outcome\ndata: <p>outcome</p>", "event: events\ndata: <p>events</p>", "event: done"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("no %q in:\n%s", want, body)
 		}

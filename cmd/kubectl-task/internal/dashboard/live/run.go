@@ -14,9 +14,11 @@ import (
 // The events of a run page's stream.
 const (
 	// EventLive carries the HTML of the part of the page that shows the
-	// run's state; EventEvents that of its Events.
-	EventLive   = "live"
-	EventEvents = "events"
+	// run's state and steps, EventOutcome that of its results, attempts
+	// and conditions, EventEvents that of its Events.
+	EventLive    = "live"
+	EventOutcome = "outcome"
+	EventEvents  = "events"
 	// EventLogReset starts the logs: the page empties its log panels, so
 	// that a stream opened again does not show lines twice.
 	EventLogReset = "log-reset"
@@ -44,8 +46,10 @@ type LogEnd struct {
 
 // RunView renders the parts of a run's page that follow it.
 type RunView interface {
-	// Live is the HTML of the run's state; Events that of its Events.
+	// Live is the HTML of the run's state and steps, Outcome that of its
+	// results, attempts and conditions, Events that of its Events.
 	Live(run *v1beta1.TaskRun) (string, error)
+	Outcome(run *v1beta1.TaskRun) (string, error)
 	Events(ctx context.Context, run *v1beta1.TaskRun) (string, error)
 }
 
@@ -108,6 +112,12 @@ func sendRun(ctx context.Context, s *Stream, run *v1beta1.TaskRun, view RunView)
 		return err
 	}
 	if err := s.Send(EventLive, html); err != nil {
+		return err
+	}
+	if html, err = view.Outcome(run); err != nil {
+		return err
+	}
+	if err := s.Send(EventOutcome, html); err != nil {
 		return err
 	}
 	if html, err = view.Events(ctx, run); err != nil {

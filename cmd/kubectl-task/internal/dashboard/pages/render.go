@@ -42,9 +42,10 @@ const (
 
 // The fragments a live page swaps in, from fragments.html.
 const (
-	FragmentRunRow    = "run-row"
-	FragmentRunLive   = "run-live"
-	FragmentRunEvents = "run-events"
+	FragmentRunRow     = "run-row"
+	FragmentRunLive    = "run-live"
+	FragmentRunOutcome = "run-outcome"
+	FragmentRunEvents  = "run-events"
 )
 
 // Renderer executes the pages' templates.

@@ -62,7 +62,7 @@ func TestEveryValueIsEscaped(t *testing.T) {
 	page(PageTasks, NewTasksPage(l, []v1beta1.Task{*task}, true))
 	page(PageYAML, NewYAMLPage(l, "ns", "greet-1", []VersionYAML{{APIVersion: "minitask.dev/v1alpha1", YAML: "message: " + payload}, {APIVersion: "v", Error: payload}}))
 	page(PageError, ErrorPage{Layout: l, Heading: payload, Message: payload, Hint: payload})
-	for name, data := range map[string]any{FragmentRunRow: NewRunRow(run, now), FragmentRunLive: NewRunLive(run, task, now), FragmentRunEvents: NewRunEvents(events, payload, now)} {
+	for name, data := range map[string]any{FragmentRunRow: NewRunRow(run, now), FragmentRunLive: NewRunLive(run, task, now), FragmentRunOutcome: NewRunLive(run, task, now), FragmentRunEvents: NewRunEvents(events, payload, now)} {
 		html, err := r.Fragment(name, data)
 		if err != nil {
 			t.Fatal(err)

@@ -133,6 +133,7 @@ function followRun(run) {
         if (cancel) cancel.hidden = true;
       }
     },
+    outcome: (html) => document.getElementById("run-outcome").replaceWith(fromHTML(html)),
     events: (html) => document.getElementById("run-events").replaceWith(fromHTML(html)),
     "log-reset": () => {
       for (const pre of panels.querySelectorAll("pre.log")) pre.replaceChildren();
