@@ -150,15 +150,10 @@ func timeoutText(run *v1beta1.TaskRun) string {
 func (d *describer) params(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote string) {
 	d.line("")
 	d.line("Params:")
-	var params []effectiveParam
 	if task == nil {
 		d.line("  (%s: the run's own values only)", taskNote)
-		for _, p := range run.Spec.Params {
-			params = append(params, effectiveParam{Name: p.Name, Value: p.Value, Source: runstate.FromRun})
-		}
-	} else {
-		params = effectiveParams(task, run.Spec.Params)
 	}
+	params := runinfo.Params(task, run.Spec.Params)
 	if len(params) == 0 {
 		d.line("  (none)")
 		return

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runops"
 	"github.com/minitask-dev/minitask/internal/runstate"
@@ -166,7 +167,7 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 		}
 		run.Labels = mergeLabels(runops.RepeatedLabels(last), runLabels)
 	}
-	if err := checkParams(cmd, task, effectiveParams(task, run.Spec.Params)); err != nil {
+	if err := checkParams(cmd, task, runinfo.Params(task, run.Spec.Params)); err != nil {
 		return err
 	}
 	return p.createAndFollow(ctx, c, run, from, f.follow)

@@ -195,79 +195,32 @@ func timeoutText(run *v1beta1.TaskRun) string {
 
 func resultRows(run *v1beta1.TaskRun, task *v1beta1.Task) []ResultRow {
 	var rows []ResultRow
-	reported := map[string]bool{}
-	for _, r := range run.Status.Results {
-		reported[r.Name] = true
+	for _, r := range runinfo.Results(run, task) {
 		value := none
 		if r.Value != nil {
 			value = *r.Value
 		}
 		rows = append(rows, ResultRow{r.Name, value})
 	}
-	if task != nil {
-		for _, r := range task.Spec.Results {
-			if !reported[r.Name] {
-				rows = append(rows, ResultRow{r.Name, none})
-			}
-		}
-	}
 	return rows
 }
 
 func paramRows(run *v1beta1.TaskRun, task *v1beta1.Task) []ParamRow {
 	var rows []ParamRow
-	if task == nil {
-		for _, p := range run.Spec.Params {
-			rows = append(rows, ParamRow{p.Name, p.Value, string(runstate.FromRun)})
-		}
-		return rows
-	}
-	declared := map[string]bool{}
-	for _, p := range runstate.ResolveParams(task, run.Spec.Params) {
-		declared[p.Spec.Name] = true
+	for _, p := range runinfo.Params(task, run.Spec.Params) {
 		value := p.Value
 		if p.Source == runstate.Missing {
 			value = none
 		}
-		rows = append(rows, ParamRow{p.Spec.Name, value, string(p.Source)})
-	}
-	for _, p := range run.Spec.Params {
-		if !declared[p.Name] {
-			rows = append(rows, ParamRow{p.Name, p.Value, "ignored: not declared"})
-		}
+		rows = append(rows, ParamRow{p.Name, value, string(p.Source)})
 	}
 	return rows
 }
 
 func workspaceRows(run *v1beta1.TaskRun, task *v1beta1.Task) []WorkspaceRow {
 	var rows []WorkspaceRow
-	bound := map[string]v1beta1.WorkspaceBinding{}
-	for _, b := range run.Spec.Workspaces {
-		bound[b.Name] = b
-	}
-	if task != nil {
-		for _, w := range task.Spec.Workspaces {
-			mount := runstate.WorkspaceMountPath(w)
-			if w.ReadOnly != nil && *w.ReadOnly {
-				mount += " (read-only)"
-			}
-			b, ok := bound[w.Name]
-			if !ok {
-				rows = append(rows, WorkspaceRow{w.Name, runinfo.SourceEmptyDir, mount, "not bound: an emptyDir for the Pod's life"})
-				continue
-			}
-			delete(bound, w.Name)
-			rows = append(rows, WorkspaceRow{w.Name, runinfo.WorkspaceSource(b), mount, "run"})
-		}
-	}
-	for _, b := range run.Spec.Workspaces {
-		if _, left := bound[b.Name]; left {
-			from := "ignored: not declared"
-			if task == nil {
-				from = "run (Task unknown)"
-			}
-			rows = append(rows, WorkspaceRow{b.Name, runinfo.WorkspaceSource(b), none, from})
-		}
+	for _, w := range runinfo.Workspaces(run, task) {
+		rows = append(rows, WorkspaceRow{w.Name, w.Source, orNone(w.MountPath), w.From})
 	}
 	return rows
 }
