@@ -136,7 +136,7 @@ run: build ## Run the manager on a local cluster (kwok), show the samples; Ctrl-
 BENCH_SUITES ?=
 
 .PHONY: bench
-bench: ## Run every benchmark on this machine (idle, please: ~21 min on 2 cores) and write docs/benchmarks.md.
+bench: ## Run every benchmark on this machine (idle, please: ~25 min on 2 cores) and write docs/benchmarks.md.
 	hack/bench.sh $(BENCH_SUITES)
 
 .PHONY: bench-check

@@ -155,11 +155,13 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// waitInPage polls a JavaScript condition in tab until it is true.
+// waitInPage polls a JavaScript condition in tab until it is true. A
+// condition that throws (the page is still loading: an element is not
+// there yet) is false.
 func waitInPage(t *testing.T, ctx context.Context, what, cond string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for !eval[bool](t, ctx, "!!("+cond+")") {
+	for !eval[bool](t, ctx, "(() => { try { return !!("+cond+") } catch (e) { return false } })()") {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited %s for %s (%s)", timeout, what, cond)
 		}

@@ -41,8 +41,8 @@ func TestDashboard(t *testing.T) {
 	c := newCluster(t, "dashboard")
 	startManager(t, c)
 	create(t, c,
-		wrappers.Task(ns, "slow").Description("Three steps of 4 seconds each").
-			Step("first", "alpine:3", "sleep 4").Step("second", "alpine:3", "sleep 4").Step("third", "alpine:3", "sleep 4").Obj(),
+		wrappers.Task(ns, "slow").Description("Three steps of 5 seconds each").
+			Step("first", "alpine:3", "sleep 5").Step("second", "alpine:3", "sleep 5").Step("third", "alpine:3", "sleep 5").Obj(),
 		wrappers.Task(ns, "long").Description("Waits two minutes").Param("greeting").
 			Step("wait", "alpine:3", `echo "$GREETING"; sleep 120`).Obj(),
 	)
