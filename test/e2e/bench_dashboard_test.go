@@ -173,7 +173,7 @@ func liveLatencies(b *testing.B, c *cluster, d *dashboard, names []string, perSe
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/live/runs", nil)
-	res, err := http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(req) //nolint:bodyclose // closed below, once the goroutine that reads it is done with it
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func (p *plugin) runDashboard(cmd *cobra.Command, f dashboardFlags) error {
 	}
 	addr := listener.Addr().(*net.TCPAddr)
 	cfg := dashboard.Config{Client: c.Client, Kube: c.Kube, Namespace: ns, Cluster: c.Host, ReadOnly: f.readOnly}
-	if p.Options.LogSource != nil {
+	if p.LogSource != nil {
 		cfg.LogSource = func(ns, run string) runlogs.Source { return p.LogSource(c, ns, run) }
 	}
 	srv, err := dashboard.New(cfg, addr, f.address)

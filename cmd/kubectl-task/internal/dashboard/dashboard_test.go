@@ -85,7 +85,7 @@ func (s *served) follow(t *testing.T, path string) <-chan event {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+path, nil)
-	res, err := http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(req) //nolint:bodyclose // the goroutine below reads and closes it
 	if err != nil {
 		t.Fatal(err)
 	}

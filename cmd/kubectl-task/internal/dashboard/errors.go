@@ -46,7 +46,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, what string, err e
 		page.Code, page.Heading = http.StatusBadGateway, "Cannot reach the cluster"
 		page.Message = fmt.Sprintf("While %s: %s", what, oneLine(err.Error()))
 	}
-	s.pageOrFail(w, r, page.Code, pages.PageError, page)
+	s.pageOrFail(w, page.Code, pages.PageError, page)
 }
 
 // refuse shows a request the dashboard will not do, with code.
@@ -55,7 +55,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, headin
 	if page.Back == "" {
 		page.Back, page.BackText = "/runs", "Back to the runs"
 	}
-	s.pageOrFail(w, r, code, pages.PageError, page)
+	s.pageOrFail(w, code, pages.PageError, page)
 }
 
 // outOfScope refuses a namespace the dashboard does not show.

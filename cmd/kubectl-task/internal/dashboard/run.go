@@ -26,7 +26,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	task, taskNote := s.taskOf(r.Context(), run)
 	events, eventsNote := s.events(r.Context(), run)
 	page := pages.NewRunPage(s.layout(r), run, task, taskNote, events, eventsNote, s.cfg.Now())
-	s.pageOrFail(w, r, http.StatusOK, pages.PageRun, page)
+	s.pageOrFail(w, http.StatusOK, pages.PageRun, page)
 }
 
 // liveRun streams a run's changes and its steps' logs.

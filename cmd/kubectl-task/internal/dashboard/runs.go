@@ -30,7 +30,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 	if err := s.index.Err(); err != nil {
 		page.Stale = apiMessage(err)
 	}
-	s.pageOrFail(w, r, http.StatusOK, pages.PageRuns, page)
+	s.pageOrFail(w, http.StatusOK, pages.PageRuns, page)
 }
 
 // liveRuns streams the changes to the runs that the query's filter selects.

@@ -147,7 +147,7 @@ func (s *Server) inScope(ns string) bool {
 }
 
 // pageOrFail writes page, or, should it fail to render, an error.
-func (s *Server) pageOrFail(w http.ResponseWriter, r *http.Request, code int, page string, data any) {
+func (s *Server) pageOrFail(w http.ResponseWriter, code int, page string, data any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	var buf bytes.Buffer

@@ -27,7 +27,7 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(list.Items, func(a, b v1beta1.Task) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	s.pageOrFail(w, r, http.StatusOK, pages.PageTasks, pages.NewTasksPage(s.layout(r), list.Items, s.cfg.Namespace == ""))
+	s.pageOrFail(w, http.StatusOK, pages.PageTasks, pages.NewTasksPage(s.layout(r), list.Items, s.cfg.Namespace == ""))
 }
 
 // task is one Task, its start form, and its newest runs from the index.
@@ -42,7 +42,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		p := s.index.Query(runindex.Filter{Namespace: task.Namespace, Task: task.Name}, 1, taskRunsShown)
 		runs, total = p.Runs, p.Total
 	}
-	s.pageOrFail(w, r, http.StatusOK, pages.PageTask, pages.NewTaskPage(s.layout(r), task, runs, total, s.cfg.Now()))
+	s.pageOrFail(w, http.StatusOK, pages.PageTask, pages.NewTaskPage(s.layout(r), task, runs, total, s.cfg.Now()))
 }
 
 // getTask reads the Task the path names, or shows why it cannot.

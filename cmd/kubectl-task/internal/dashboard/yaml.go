@@ -62,5 +62,5 @@ func (s *Server) runYAML(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("TaskRun %q is not in namespace %q: it may have been deleted.", name, ns), "/runs", "Back to the runs")
 		return
 	}
-	s.pageOrFail(w, r, http.StatusOK, pages.PageYAML, pages.NewYAMLPage(s.layout(r), ns, name, versions))
+	s.pageOrFail(w, http.StatusOK, pages.PageYAML, pages.NewYAMLPage(s.layout(r), ns, name, versions))
 }

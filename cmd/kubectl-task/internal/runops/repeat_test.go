@@ -1,6 +1,7 @@
 package runops
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,11 +46,8 @@ func TestRerunOf(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got, err := RerunOf(tc.earlier, tc.task, tc.name)
 			var gotErr *MissingParamsError
-			if err != nil {
-				var ok bool
-				if gotErr, ok = err.(*MissingParamsError); !ok {
-					t.Fatalf("RerunOf: %v", err)
-				}
+			if err != nil && !errors.As(err, &gotErr) {
+				t.Fatalf("RerunOf: %v", err)
 			}
 			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
 				t.Errorf("RerunOf error (-want +got):\n%s", diff)

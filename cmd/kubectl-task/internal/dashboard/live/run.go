@@ -63,20 +63,20 @@ func ServeRun(ctx context.Context, s *Stream, runs <-chan *v1beta1.TaskRun, logs
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	logsDone := make(chan error, 1)
+	logsExited := make(chan struct{})
 	go func() {
+		defer close(logsExited)
 		w := &logWriter{s: s}
 		_, err := runlogs.Stream(ctx, logs, w, runlogs.Options{Follow: true})
 		logsDone <- w.flush(err)
 	}()
-	finished, logsRead := false, false
 	// The logs' goroutine writes to the response: it must be done before
 	// the handler returns and the response is gone.
 	defer func() {
 		cancel()
-		if !logsRead {
-			<-logsDone
-		}
+		<-logsExited
 	}()
+	finished, logsRead := false, false
 
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()

@@ -56,7 +56,7 @@ func ParseFilter(q url.Values) (Filter, error) {
 	if f.Labels != "" {
 		sel, err := labels.Parse(f.Labels)
 		if err != nil {
-			return Filter{}, fmt.Errorf("the label selector %q: %v", f.Labels, err)
+			return Filter{}, fmt.Errorf("the label selector %q: %w", f.Labels, err)
 		}
 		f.Selector = sel
 	}
