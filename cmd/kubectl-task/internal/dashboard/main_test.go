@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -116,16 +114,6 @@ func (s *served) post(t *testing.T, path string, form url.Values) (int, string, 
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, res.Header.Get("Location"), string(b)
-}
-
-// grant gives user, in the harness's namespace, what rules allow.
-func (s *served) grant(t *testing.T, user string, rules ...rbacv1.PolicyRule) {
-	t.Helper()
-	s.Create(t,
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}})
 }
 
 // eventually waits for check, as the tests' other waits do.
