@@ -170,7 +170,7 @@ func TestForbidden(t *testing.T) {
 	}
 
 	reader := serve(t, "reader")
-	reader.grant(t, "reader", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list", "watch"}})
+	reader.Grant(t, "reader", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list", "watch"}})
 	reader.Create(t, wrappers.TaskRun("", "r", "t").Obj())
 	code, page := reader.get(t, "/runs/"+reader.NS+"/r")
 	if code != http.StatusOK || !strings.Contains(page, `Forbidden: events is forbidden: User &#34;reader&#34; cannot list resource &#34;events&#34;`) {
