@@ -259,6 +259,8 @@ var sections = []section{
 			{"plugin peak RSS", "", "peak-rss-MB", mb},
 			{"status write to page, p50", "", "live-p50-ms", ms}, {"status write to page, p99", "", "live-p99-ms", ms},
 			{"status write to page, max", "", "live-max-ms", ms},
+			{"the write alone (the API server's answer), p50", "", "write-p50-ms", ms},
+			{"the write alone (the API server's answer), p99", "", "write-p99-ms", ms},
 		},
 	},
 }
