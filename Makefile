@@ -69,8 +69,8 @@ test: manifests generate ## Run unit and envtest tests against a real kube-apise
 	KUBEBUILDER_ASSETS="$(ASSETS)" go test ./... $(GOTESTFLAGS)
 
 .PHONY: test-e2e
-test-e2e: build ## Run the end-to-end tests (test/e2e): each on a local cluster of its own, with bin/manager.
-	@$(TOOLS) kubernetes etcd kwok
+test-e2e: build ## Run the end-to-end tests (test/e2e): each on a local cluster of its own, with bin/manager; the dashboard's in Chromium.
+	@$(TOOLS) kubernetes etcd kwok chromium
 	go test -tags e2e ./test/e2e/... -v -count=1 -timeout 30m $(GOTESTFLAGS)
 
 # The real node needs Linux and root; the tests say so in one line and skip
@@ -153,7 +153,7 @@ endif
 BENCH_SUITES ?=
 
 .PHONY: bench
-bench: ## Run every benchmark on this machine (idle, please: ~21 min on 2 cores) and write docs/benchmarks.md.
+bench: ## Run every benchmark on this machine (idle, please: ~25 min on 2 cores) and write docs/benchmarks.md.
 	hack/bench.sh $(BENCH_SUITES)
 
 .PHONY: bench-check

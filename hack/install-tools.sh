@@ -7,7 +7,7 @@
 #   hack/install-tools.sh                 build whatever is missing (idempotent)
 #   hack/install-tools.sh COMPONENT...    only these: kubernetes etcd kwok
 #                                         golangci-lint kube-api-linter
-#                                         controller-gen kubelet node-runtime
+#                                         controller-gen kubelet node-runtime chromium
 #   hack/install-tools.sh --print KEY     print a path: assets | bin
 #
 # kubelet and node-runtime are for the local cluster's real node
@@ -27,6 +27,10 @@
 #                     the Kubernetes API linter built in)
 #   assets-<k8s>-<etcd>/  symlinks for envtest's KUBEBUILDER_ASSETS
 #   bin/              symlinks to all of the above (put on PATH)
+#
+# chromium is the one component not built here: the dashboard's browser tests
+# (make test-e2e) drive Debian's chromium package, installed with apt-get when
+# missing and running as root; elsewhere this says what to install.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -120,15 +124,24 @@ install_node_runtime() {
     missing+=(busybox-static)
   [ ${#missing[@]} -eq 0 ] && return
   mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  apt_install "the real node" "${missing[@]}"
+}
+
+# apt_install FOR PACKAGE...: installs Debian's PACKAGEs, which FOR needs,
+# with apt-get when run as root; elsewhere says what to install and fails.
+# The package lists are updated only when they do not know a package yet.
+apt_install() {
+  local for=$1; shift
   if [ "$(id -u)" != 0 ] || ! command -v apt-get > /dev/null; then
-    log "the real node needs these Debian packages: ${missing[*]}; install them (as root: apt-get install ${missing[*]})"
+    log "$for needs these Debian packages: $*; install them (as root: apt-get install $*)"
     return 1
   fi
-  log "installing ${missing[*]} (apt-get)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null 2>&1 || {
-    DEBIAN_FRONTEND=noninteractive apt-get update > /dev/null &&
-      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null
-  }
+  log "installing $* for $for (apt-get)"
+  local p
+  for p in "$@"; do
+    apt-cache show "$p" > /dev/null 2>&1 || { apt-get update -qq; break; }
+  done
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" > /dev/null
 }
 
 build_etcd() {
@@ -198,6 +211,12 @@ build_kube_api_linter() {
   link "$dir"/*
 }
 
+# install_chromium: Debian's chromium, for the dashboard's browser tests.
+install_chromium() {
+  command -v chromium > /dev/null && return
+  apt_install "the dashboard's browser tests" chromium || exit 1
+}
+
 link() {
   mkdir -p "$bin_dir"
   for f in "$@"; do ln -sfn "$f" "$bin_dir/$(basename "$f")"; done
@@ -216,6 +235,7 @@ for c in "${components[@]}"; do
     golangci-lint) build_golangci_lint ;;
     kube-api-linter) build_kube_api_linter ;;
     controller-gen) link "$(build_controller_gen)/controller-gen" ;;
+    chromium) install_chromium ;;
     *) echo "install-tools: unknown component $c" >&2; exit 2 ;;
   esac
 done

@@ -44,6 +44,11 @@ var goals = []goal{
 	// --default-ttl-after-finished, or back after a long outage) is gone in
 	// under 200 s.
 	{what: "10,000 expired runs deleted with their Pods (TTL)", base: "TTLDeletion", unit: "deletions/s", limit: 50, atLeast: true},
+	// Issue 28: kubectl task dashboard.
+	{what: "dashboard: runs page's first byte with 1,000 runs, p99 under 300 ms", base: "Dashboard", unit: "ttfb-1000-p99-ms", limit: 300, strict: true},
+	{what: "dashboard: runs page's first byte with 10,000 runs, p99 under 1 s", base: "Dashboard", unit: "ttfb-10000-p99-ms", limit: 1000, strict: true},
+	{what: "dashboard: the plugin's RSS with 10,000 runs, under 100 MB", base: "Dashboard", unit: "rss-MB", limit: 100, strict: true},
+	{what: "dashboard: status write to the page, p99 under 1 s with 20 runs/s changing", base: "Dashboard", unit: "live-p99-ms", limit: 1000, strict: true},
 }
 
 // unitRatioToFloor is derived, not printed: a convert result's ns/op over
@@ -235,6 +240,27 @@ var sections = []section{
 			{"CPU: kube-apiserver", "", "kube-apiserver-cpu-s", seconds}, {"CPU: etcd", "", "etcd-cpu-s", seconds},
 			{"CPU: manager", "", "manager-cpu-s", seconds},
 			{"CPU: kube-controller-manager (garbage collector)", "", "kube-controller-cpu-s", seconds},
+		},
+	},
+	{
+		title: "8. kubectl task dashboard",
+		about: "bin/kubectl-task dashboard against the local kwok cluster, its namespace holding runs written by a plain " +
+			"client as the controller leaves them (a third each Succeeded, Failed and Running). The runs page's first byte " +
+			"is timed over 200 GETs, one at a time, with 1,000 runs and then 10,000; the plugin's RSS is read with 10,000 " +
+			"(RssAnon is its own memory, the rest the binary's pages); the live latency runs from a status write's start " +
+			"to the event on the runs page's stream that carries it, while 20 runs a second change for 30 s.",
+		base: "Dashboard",
+		columns: []column{
+			{"runs page, first byte, 1,000 runs, p50", "", "ttfb-1000-p50-ms", ms},
+			{"runs page, first byte, 1,000 runs, p99", "", "ttfb-1000-p99-ms", ms},
+			{"runs page, first byte, 10,000 runs, p50", "", "ttfb-10000-p50-ms", ms},
+			{"runs page, first byte, 10,000 runs, p99", "", "ttfb-10000-p99-ms", ms},
+			{"plugin RSS, 10,000 runs", "", "rss-MB", mb}, {"of which anonymous (RssAnon)", "", "rss-anon-MB", mb},
+			{"plugin peak RSS", "", "peak-rss-MB", mb},
+			{"status write to page, p50", "", "live-p50-ms", ms}, {"status write to page, p99", "", "live-p99-ms", ms},
+			{"status write to page, max", "", "live-max-ms", ms},
+			{"the write alone (the API server's answer), p50", "", "write-p50-ms", ms},
+			{"the write alone (the API server's answer), p99", "", "write-p99-ms", ms},
 		},
 	},
 }

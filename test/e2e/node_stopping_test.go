@@ -194,14 +194,14 @@ func waitLogged(t *testing.T, c *cluster, run *v1beta1.TaskRun, step, text strin
 	})
 }
 
-// logLine is a line kubectl task logs -f printed, and when.
-type logLine struct {
+// followedLine is a line kubectl task logs -f printed, and when.
+type followedLine struct {
 	text string
 	at   time.Time
 }
 
 // followLogs runs kubectl task logs -f on run from its start to its end.
-func followLogs(t *testing.T, c *cluster, run string) []logLine {
+func followLogs(t *testing.T, c *cluster, run string) []followedLine {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -216,10 +216,10 @@ func followLogs(t *testing.T, c *cluster, run string) []logLine {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var lines []logLine
+	var lines []followedLine
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		lines = append(lines, logLine{sc.Text(), time.Now()})
+		lines = append(lines, followedLine{sc.Text(), time.Now()})
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("kubectl task logs -f %s: %v\n%s", run, err, stderr.String())

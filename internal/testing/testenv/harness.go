@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -143,4 +145,16 @@ func (h *Harness) Kubelet(t testing.TB, name string, set func(*wrappers.PodStatu
 	if err != nil {
 		t.Fatalf("writing the status of Pod %s: %v", name, err)
 	}
+}
+
+// Grant gives user, in the harness's namespace, what rules allow and
+// nothing more (a Role and its RoleBinding, both named user); a client
+// impersonating user then has exactly those rights.
+func (h *Harness) Grant(t testing.TB, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	h.Create(t,
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}})
 }

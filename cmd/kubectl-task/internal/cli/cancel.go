@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runops"
 )
 
 func (p *plugin) newCancelCommand() *cobra.Command {
@@ -34,30 +32,16 @@ func (p *plugin) runCancel(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	var already bool
-	// The patch carries the resourceVersion read, so that a run that finishes
-	// between the check and the patch is checked again, not cancelled.
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		run, err := c.getRun(ctx, ns, name)
-		if err != nil {
-			return err
-		}
-		if runstate.Finished(run) {
-			return fmt.Errorf("TaskRun %q has already finished (%s), so there is nothing to cancel; see kubectl task describe %s -n %s",
-				name, runstate.Summary(run), name, ns)
-		}
-		if runstate.CancelRequested(run) {
-			already = true
-			return nil
-		}
-		patch := client.MergeFromWithOptions(run.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		run.Spec.Status = v1beta1.TaskRunSpecStatusCancelled
-		return c.Client.Patch(ctx, run, patch)
-	})
-	if err != nil {
-		if apierrors.IsConflict(err) {
-			return fmt.Errorf("TaskRun %q kept changing while cancelling it; try again", name)
-		}
+	already, err := runops.Cancel(ctx, c.Client, ns, name)
+	var finished *runops.FinishedError
+	switch {
+	case errors.As(err, &finished):
+		return fmt.Errorf("%s; see kubectl task describe %s -n %s", finished.Error(), name, ns)
+	case apierrors.IsNotFound(err):
+		return runNotFoundError(ns, name)
+	case apierrors.IsConflict(err):
+		return fmt.Errorf("TaskRun %q kept changing while cancelling it; try again", name)
+	case err != nil:
 		return clusterError(err, c.Host)
 	}
 	if already {

@@ -163,12 +163,17 @@ func (c *Clients) getRun(ctx context.Context, ns, name string) (*v1beta1.TaskRun
 	run := &v1beta1.TaskRun{}
 	err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, run)
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("TaskRun %q not found in namespace %q; list the runs there with: kubectl task list -n %s", name, ns, ns)
+		return nil, runNotFoundError(ns, name)
 	}
 	if err != nil {
 		return nil, clusterError(err, c.Host)
 	}
 	return run, nil
+}
+
+// runNotFoundError says that a run is not there, and how to find those there are.
+func runNotFoundError(ns, name string) error {
+	return fmt.Errorf("TaskRun %q not found in namespace %q; list the runs there with: kubectl task list -n %s", name, ns, ns)
 }
 
 func unknownTaskError(ns, name string) error {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -150,7 +151,7 @@ func (p *plugin) completeWorkspaces(cmd *cobra.Command, args []string, toComplet
 	}
 	if name, _, ok := strings.Cut(toComplete, "="); ok {
 		var out []cobra.Completion
-		for _, kind := range []string{sourceEmptyDir, sourcePVC + ":", sourceConfigMap + ":", sourceSecret + ":"} {
+		for _, kind := range []string{runinfo.SourceEmptyDir, runinfo.SourcePVC + ":", runinfo.SourceConfigMap + ":", runinfo.SourceSecret + ":"} {
 			if c := name + "=" + kind; strings.HasPrefix(c, toComplete) {
 				out = append(out, c)
 			}

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runops"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -149,17 +149,15 @@ func (p *plugin) runDelete(cmd *cobra.Command, f deleteFlags) error {
 // deleteRuns deletes doomed, oldest first, listing each, then sums up.
 func (p *plugin) deleteRuns(ctx context.Context, c *Clients, f deleteFlags, doomed []*v1beta1.TaskRun, kept, goingOn int) error {
 	out := p.Streams.Out
-	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
 	verb := "deleted"
 	if f.dryRun {
-		opts = append(opts, client.DryRunAll)
 		verb = "would be deleted"
 	}
 	deleted := 0
 	for i := len(doomed) - 1; i >= 0; i-- {
 		run := doomed[i]
 		// The UID keeps a run made again under the same name since the list.
-		err := c.Client.Delete(ctx, run, append(opts, client.Preconditions{UID: &run.UID})...)
+		err := runops.Delete(ctx, c.Client, run, f.dryRun)
 		switch {
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 			fmt.Fprintf(out, "TaskRun %s was already gone\n", run.Name)

@@ -47,7 +47,7 @@ func TestDelete(t *testing.T) {
 	h.pruneHistory(t)
 	all := []string{"g-1", "g-2", "g-3", "g-4", "g-5", "o-1"}
 	// viewer may read runs, but not delete them.
-	h.grant(t, "viewer", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list"}})
+	h.Grant(t, "viewer", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list"}})
 
 	// Dry runs first: the API server checks each deletion and keeps every run.
 	dryRuns := map[string]struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -16,11 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
-
-// maxEvents is how many of the run's latest Events describe shows.
-const maxEvents = 10
 
 func (p *plugin) newDescribeCommand() *cobra.Command {
 	return &cobra.Command{
@@ -69,7 +66,7 @@ func (p *plugin) runDescribe(ctx context.Context, name string) error {
 	}
 	// Events are an extra: someone who may read runs but not Events (RBAC)
 	// still gets the run, and a note where the Events would be.
-	events, err := c.runEvents(ctx, run)
+	events, err := runinfo.RunEvents(ctx, c.Client, run)
 	var eventsNote string
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -153,15 +150,10 @@ func timeoutText(run *v1beta1.TaskRun) string {
 func (d *describer) params(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote string) {
 	d.line("")
 	d.line("Params:")
-	var params []effectiveParam
 	if task == nil {
 		d.line("  (%s: the run's own values only)", taskNote)
-		for _, p := range run.Spec.Params {
-			params = append(params, effectiveParam{Name: p.Name, Value: p.Value, Source: runstate.FromRun})
-		}
-	} else {
-		params = effectiveParams(task, run.Spec.Params)
 	}
+	params := runinfo.Params(task, run.Spec.Params)
 	if len(params) == 0 {
 		d.line("  (none)")
 		return
@@ -243,70 +235,12 @@ func (d *describer) events(events []corev1.Event, note string) {
 	d.line("  TYPE\tREASON\tAGE\tOBJECT\tMESSAGE")
 	for i := range events {
 		e := &events[i]
-		age := since(eventTime(e), d.now)
-		if n := eventCount(e); n > 1 {
+		age := since(runinfo.EventTime(e), d.now)
+		if n := runinfo.EventCount(e); n > 1 {
 			age += fmt.Sprintf(" (x%d)", n)
 		}
 		d.line("  %s\t%s\t%s\t%s/%s\t%s", e.Type, e.Reason, age, e.InvolvedObject.Kind, e.InvolvedObject.Name, oneLine(e.Message))
 	}
-}
-
-// runEvents returns the latest Events about the run and its Pod, oldest first.
-func (c *Clients) runEvents(ctx context.Context, run *v1beta1.TaskRun) ([]corev1.Event, error) {
-	subjects := map[string]string{"TaskRun": run.Name}
-	if run.Status.PodName != "" {
-		subjects["Pod"] = run.Status.PodName
-	}
-	var events []corev1.Event
-	for kind, name := range subjects {
-		var list corev1.EventList
-		err := c.Client.List(ctx, &list, client.InNamespace(run.Namespace),
-			client.MatchingFields{"involvedObject.kind": kind, "involvedObject.name": name})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range list.Items {
-			// A run or Pod of the same name, deleted and made again, is another object.
-			if kind == "TaskRun" && e.InvolvedObject.UID != "" && e.InvolvedObject.UID != run.UID {
-				continue
-			}
-			events = append(events, e)
-		}
-	}
-	sort.SliceStable(events, func(i, j int) bool {
-		ti, tj := eventTime(&events[i]), eventTime(&events[j])
-		if !ti.Equal(tj) {
-			return ti.Before(tj)
-		}
-		return events[i].Name < events[j].Name
-	})
-	if len(events) > maxEvents {
-		events = events[len(events)-maxEvents:]
-	}
-	return events, nil
-}
-
-// eventTime is when an Event was last seen, whichever API wrote it.
-func eventTime(e *corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.FirstTimestamp.IsZero():
-		return e.FirstTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
-}
-
-// eventCount is how often an Event was seen.
-func eventCount(e *corev1.Event) int32 {
-	if e.Series != nil {
-		return e.Series.Count
-	}
-	return e.Count
 }
 
 func orNone(s string) string {

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -73,31 +74,18 @@ func (d *describer) ttlText(run *v1beta1.TaskRun) string {
 func (d *describer) results(run *v1beta1.TaskRun, task *v1beta1.Task) {
 	d.line("")
 	d.line("Results:")
-	type row struct{ name, value string }
-	var rows []row
-	reported := map[string]bool{}
-	for _, r := range run.Status.Results {
-		reported[r.Name] = true
-		value := none
-		if r.Value != nil {
-			value = shortValue(*r.Value, wholeInRun)
-		}
-		rows = append(rows, row{r.Name, value})
-	}
-	if task != nil {
-		for _, r := range task.Spec.Results {
-			if !reported[r.Name] {
-				rows = append(rows, row{r.Name, none})
-			}
-		}
-	}
+	rows := runinfo.Results(run, task)
 	if len(rows) == 0 {
 		d.line("  (none)")
 		return
 	}
 	d.line("  NAME\tVALUE")
 	for _, r := range rows {
-		d.line("  %s\t%s", r.name, r.value)
+		value := none
+		if r.Value != nil {
+			value = shortValue(*r.Value, wholeInRun)
+		}
+		d.line("  %s\t%s", r.Name, value)
 	}
 }
 

@@ -9,65 +9,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 )
 
 // This file holds the sections of describe that show what a run's Pod is
 // made of: workspaces, Pod settings, and the steps' env and resources.
-
-// Where a workspace's volume comes from, in describe's FROM column.
-const (
-	workspaceFromRun      = "run"
-	workspaceFromUnbound  = "not bound: an emptyDir for the Pod's life"
-	workspaceFromIgnored  = "ignored: not declared"
-	workspaceFromTaskGone = "run (Task unknown)"
-)
 
 // workspaces shows the Task's workspaces, each with the source the run binds
 // it to and where steps see it, then bindings the Task does not declare.
 func (d *describer) workspaces(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote string) {
 	d.line("")
 	d.line("Workspaces:")
-	type row struct{ name, source, mount, from string }
-	var rows []row
-	if task == nil {
-		if len(run.Spec.Workspaces) > 0 {
-			d.line("  (%s: the run's own bindings only)", taskNote)
-		}
-		for _, b := range run.Spec.Workspaces {
-			rows = append(rows, row{b.Name, workspaceSource(b), none, workspaceFromTaskGone})
-		}
-	} else {
-		bound := map[string]v1beta1.WorkspaceBinding{}
-		for _, b := range run.Spec.Workspaces {
-			bound[b.Name] = b
-		}
-		for _, w := range task.Spec.Workspaces {
-			mount := runstate.WorkspaceMountPath(w)
-			if w.ReadOnly != nil && *w.ReadOnly {
-				mount += " (read-only)"
-			}
-			b, ok := bound[w.Name]
-			if !ok {
-				rows = append(rows, row{w.Name, sourceEmptyDir, mount, workspaceFromUnbound})
-				continue
-			}
-			delete(bound, w.Name)
-			rows = append(rows, row{w.Name, workspaceSource(b), mount, workspaceFromRun})
-		}
-		for _, b := range run.Spec.Workspaces {
-			if _, undeclared := bound[b.Name]; undeclared {
-				rows = append(rows, row{b.Name, workspaceSource(b), none, workspaceFromIgnored})
-			}
-		}
+	if task == nil && len(run.Spec.Workspaces) > 0 {
+		d.line("  (%s: the run's own bindings only)", taskNote)
 	}
+	rows := runinfo.Workspaces(run, task)
 	if len(rows) == 0 {
 		d.line("  (none)")
 		return
 	}
 	d.line("  NAME\tSOURCE\tMOUNT PATH\tFROM")
 	for _, r := range rows {
-		d.line("  %s\t%s\t%s\t%s", r.name, r.source, r.mount, r.from)
+		d.line("  %s\t%s\t%s\t%s", r.Name, r.Source, orNone(r.MountPath), r.From)
 	}
 }
 

@@ -63,7 +63,7 @@ func TestDescribe(t *testing.T) {
 	h.history(t)
 
 	// viewer may read runs and Tasks, and nothing else: no Events.
-	h.grant(t, "viewer", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list"}})
+	h.Grant(t, "viewer", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list"}})
 
 	tests := map[string]struct {
 		run string

@@ -5,13 +5,13 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -124,31 +124,9 @@ func (p *plugin) runList(cmd *cobra.Command, task string, f listFlags) error {
 	return p.printRunTable(p.Streams.Out, runs, f.allNamespaces)
 }
 
-// startedAt is when a run started, or, before it has, when it was created.
-func startedAt(run *v1beta1.TaskRun) time.Time {
-	if run.Status.StartTime != nil {
-		return run.Status.StartTime.Time
-	}
-	return run.CreationTimestamp.Time
-}
-
-// sortNewestFirst orders runs by when they started, newest first; runs that
-// started in the same second by when they were created, then by name,
-// descending, so that greet-2 comes before greet-1.
+// sortNewestFirst orders runs newest first, as runinfo.NewestFirst does.
 func sortNewestFirst(runs []v1beta1.TaskRun) {
-	sort.SliceStable(runs, func(i, j int) bool {
-		a, b := &runs[i], &runs[j]
-		if ta, tb := startedAt(a), startedAt(b); !ta.Equal(tb) {
-			return ta.After(tb)
-		}
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.After(b.CreationTimestamp.Time)
-		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name > b.Name
-	})
+	sort.SliceStable(runs, func(i, j int) bool { return runinfo.NewestFirst(&runs[i], &runs[j]) < 0 })
 }
 
 func (p *plugin) printRunTable(out io.Writer, runs []v1beta1.TaskRun, withNamespace bool) error {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -111,17 +109,6 @@ func greetTask(name string) *v1beta1.Task {
 		).
 		Step("prepare", "alpine:3", "echo preparing").
 		Step("say", "alpine:3", `echo "$(params.greeting), $(params.name)"`).Obj()
-}
-
-// grant gives user, in the harness's namespace, what rules allow and
-// nothing more; commands act as that user with --as.
-func (h *harness) grant(t *testing.T, user string, rules ...rbacv1.PolicyRule) {
-	t.Helper()
-	h.Create(t,
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}})
 }
 
 // waitForSummary waits until the run's status reads want, e.g. Running.

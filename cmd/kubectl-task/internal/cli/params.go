@@ -8,20 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
-
-// ignored is where the plugin says a value for a param the Task does not
-// declare goes: nowhere, for the controller ignores it.
-const ignored runstate.ParamSource = "ignored: not declared"
-
-// effectiveParam is a param as a run sees it: its value and where it came from.
-type effectiveParam struct {
-	Name, Value, Description string
-	Source                   runstate.ParamSource
-	// Default is the Task's default, if it has one.
-	Default *string
-}
 
 // parseParams reads the values of -p flags, each NAME=VALUE, in order.
 func parseParams(cmd *cobra.Command, flags []string) ([]v1beta1.Param, error) {
@@ -41,34 +30,14 @@ func parseParams(cmd *cobra.Command, flags []string) ([]v1beta1.Param, error) {
 	return params, nil
 }
 
-// effectiveParams returns the Task's params with the values a run with given
-// gets (runstate.ResolveParams), then any values given for params the Task
-// does not declare, which the controller ignores.
-func effectiveParams(task *v1beta1.Task, given []v1beta1.Param) []effectiveParam {
-	declared := map[string]bool{}
-	var out []effectiveParam
-	for _, p := range runstate.ResolveParams(task, given) {
-		declared[p.Spec.Name] = true
-		out = append(out, effectiveParam{
-			Name: p.Spec.Name, Value: p.Value, Source: p.Source, Description: p.Spec.Description, Default: p.Spec.Default,
-		})
-	}
-	for _, p := range given {
-		if !declared[p.Name] {
-			out = append(out, effectiveParam{Name: p.Name, Value: p.Value, Source: ignored})
-		}
-	}
-	return out
-}
-
 // checkParams refuses values for params the Task does not declare, and
 // required params that have no value, listing them and, so that a user sees
 // every param at once, the params that have defaults.
-func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []effectiveParam) error {
-	var undeclared, missingOnes, defaulted []effectiveParam
+func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []runinfo.Param) error {
+	var undeclared, missingOnes, defaulted []runinfo.Param
 	for _, p := range params {
 		switch p.Source {
-		case ignored:
+		case runinfo.Ignored:
 			undeclared = append(undeclared, p)
 		case runstate.Missing:
 			missingOnes = append(missingOnes, p)
@@ -109,7 +78,7 @@ func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []effectiveParam
 
 // describeParam is a param's description on one line, as a list of params
 // shows it; a Task's description may run over lines.
-func describeParam(p effectiveParam) string {
+func describeParam(p runinfo.Param) string {
 	if p.Description == "" {
 		return "(no description)"
 	}

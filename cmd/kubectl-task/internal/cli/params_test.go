@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 )
 
 // cellGap is what separates the cells of an aligned table.
@@ -104,7 +105,7 @@ func TestMissingParamsListsDefaults(t *testing.T) {
 		{Name: "greeting", Description: "What to say", Default: ptr.To("hello\nthere")},
 		{Name: "closing", Default: ptr.To(long)},
 	}}}
-	err := checkParams(nil, task, effectiveParams(task, nil))
+	err := checkParams(nil, task, runinfo.Params(task, nil))
 	var usage *usageError
 	if !errors.As(err, &usage) {
 		t.Fatalf("checkParams: %v, want a usage error", err)

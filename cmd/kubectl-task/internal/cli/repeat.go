@@ -9,34 +9,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// This file holds what rerun and start --last share: what a new run takes
-// from an earlier one, and which earlier run is the newest of a Task.
-
-// repeatedSpec is the spec a new run of the same work gets from run: all of
-// it (Task, params, workspaces, ServiceAccount, Pod template, timeout,
-// retries, retryOn, TTL, and any field a later release adds), but for
-// spec.status, for a cancel request belongs to the run that was cancelled.
-func repeatedSpec(run *v1beta1.TaskRun) v1beta1.TaskRunSpec {
-	spec := run.Spec.DeepCopy()
-	spec.Status = ""
-	return *spec
-}
-
-// repeatedLabels are run's labels but those the controller sets on what it
-// makes (runstate.PodLabels), which name the earlier run, not the new one.
-func repeatedLabels(run *v1beta1.TaskRun) map[string]string {
-	labels := maps.Clone(run.Labels)
-	for key := range runstate.PodLabels(run) {
-		delete(labels, key)
-	}
-	if len(labels) == 0 {
-		return nil
-	}
-	return labels
-}
+// This file holds what start --last needs beyond runops' repeat: which
+// earlier run is the newest of a Task, and how its settings merge with flags.
 
 // newestRunOf returns the run of Task task created last in ns, by
 // creationTimestamp, the later name breaking a tie within one second; nil

@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runops"
 )
 
 // rerunFlags are rerun's flags.
@@ -60,27 +59,16 @@ func (p *plugin) runRerun(ctx context.Context, name string, f rerunFlags) error 
 	if err != nil {
 		return err
 	}
-	run := &v1beta1.TaskRun{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.name, Labels: repeatedLabels(earlier)},
-		Spec:       repeatedSpec(earlier),
-	}
-	if missing := missingParams(task, run.Spec.Params); len(missing) > 0 {
+	run, err := runops.RerunOf(earlier, task, f.name)
+	var missing *runops.MissingParamsError
+	if errors.As(err, &missing) {
 		return fmt.Errorf("Task %q now needs a value for %s, which TaskRun %s does not give; start it with: kubectl task start %s --last -p NAME=VALUE", //nolint:staticcheck // the kind Task, as users see it
-			task.Name, quotedList("param", missing), name, task.Name)
+			task.Name, quotedList("param", missing.Missing), name, task.Name)
+	}
+	if err != nil {
+		return err
 	}
 	return p.createAndFollow(ctx, c, run, name, f.follow)
-}
-
-// missingParams names the params of task that need a value and get none
-// from given.
-func missingParams(task *v1beta1.Task, given []v1beta1.Param) []string {
-	var missing []string
-	for _, p := range runstate.ResolveParams(task, given) {
-		if p.Source == runstate.Missing {
-			missing = append(missing, p.Spec.Name)
-		}
-	}
-	return missing
 }
 
 // quotedList is `param "a"` or `params "a", "b"`.

@@ -53,7 +53,8 @@ Exit codes:
        -p, -w, -l, --serviceaccount, --keep-since or --request-timeout, a
        param or workspace the Task does not declare, a required param
        without a value
-  130  interrupted (Ctrl-C); a run that was started goes on in the cluster`
+  130  interrupted (Ctrl-C); a run that was started goes on in the cluster
+       (dashboard exits 0 on Ctrl-C: that is how it ends)`
 
 // NewRootCommand returns the plugin's command tree, writing to o.Streams.
 func NewRootCommand(o Options) *cobra.Command {
@@ -111,6 +112,7 @@ func NewRootCommand(o Options) *cobra.Command {
 		p.newCancelCommand(),
 		p.newRerunCommand(),
 		p.newDeleteCommand(),
+		p.newDashboardCommand(),
 		p.newCompletionCommand(root),
 	)
 	return root

@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runops"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -154,7 +156,7 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 			return fmt.Errorf("Task %q has no runs in namespace %q for --last to start again; start it without --last", task.Name, ns) //nolint:staticcheck // the kind Task, as users see it
 		}
 		from = last.Name
-		run.Spec = repeatedSpec(last)
+		run.Spec = runops.RepeatedSpec(last)
 		run.Spec.Params = mergeParams(p.Streams.ErrOut, task, last.Name, run.Spec.Params, given)
 		run.Spec.Workspaces = mergeWorkspaces(p.Streams.ErrOut, task, last.Name, run.Spec.Workspaces, workspaces)
 		if cmd.Flags().Changed("serviceaccount") {
@@ -163,9 +165,9 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 		if timeout != nil {
 			run.Spec.Timeout = timeout
 		}
-		run.Labels = mergeLabels(repeatedLabels(last), runLabels)
+		run.Labels = mergeLabels(runops.RepeatedLabels(last), runLabels)
 	}
-	if err := checkParams(cmd, task, effectiveParams(task, run.Spec.Params)); err != nil {
+	if err := checkParams(cmd, task, runinfo.Params(task, run.Spec.Params)); err != nil {
 		return err
 	}
 	return p.createAndFollow(ctx, c, run, from, f.follow)
@@ -187,18 +189,7 @@ func (f *followFlags) addFlags(cmd *cobra.Command) {
 // asks.
 func (p *plugin) createAndFollow(ctx context.Context, c *Clients, run *v1beta1.TaskRun, from string, f followFlags) error {
 	ns := run.Namespace
-	if run.Name == "" {
-		run.GenerateName = run.Spec.TaskRef.Name + "-"
-	}
-	// An empty list and no list are the same run; keep what is stored as
-	// start wrote it before there were lists to merge.
-	if len(run.Spec.Params) == 0 {
-		run.Spec.Params = nil
-	}
-	if len(run.Spec.Workspaces) == 0 {
-		run.Spec.Workspaces = nil
-	}
-	if err := c.Client.Create(ctx, run); err != nil {
+	if err := runops.Create(ctx, c.Client, run); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("TaskRun %q already exists in namespace %q; choose another --name, or leave it out to generate one", run.Name, ns)
 		}

@@ -73,7 +73,7 @@ func TestStartBindings(t *testing.T) {
 	t.Run("a ServiceAccount its user may not use", func(t *testing.T) {
 		// dev may start runs, but neither use ServiceAccounts nor create Pods:
 		// the API server's webhook refuses, and start passes on its reason.
-		h.grant(t, "dev", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list", "create"}})
+		h.Grant(t, "dev", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list", "create"}})
 		before := h.TaskRunNames(t)
 		got := h.kubectlTask(t, "start", "build", "--name", "build-denied", "--serviceaccount", "builder", "--as", "dev")
 		want := result{Code: 1, Stderr: `error: admission webhook "vtaskrun-serviceaccount.minitask.dev" denied the request: ` +

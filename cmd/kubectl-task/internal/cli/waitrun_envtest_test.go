@@ -90,7 +90,7 @@ func TestWaitForARunDeletedAsItFinishes(t *testing.T) {
 	}
 
 	t.Run("someone who may not watch runs", func(t *testing.T) {
-		h.grant(t, "starter", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list", "create"}})
+		h.Grant(t, "starter", rbacv1.PolicyRule{APIGroups: []string{"minitask.dev"}, Resources: []string{"taskruns", "tasks"}, Verbs: []string{"get", "list", "create"}})
 		got := h.kubectlTask(t, "start", "greet", "-p", "greeting=hi", "--name", "wait-unwatched", "--wait", "--as", "starter")
 		want := result{Code: 1, Stdout: started("wait-unwatched"),
 			Stderr: `error: waiting for TaskRun wait-unwatched to finish: taskruns.minitask.dev "wait-unwatched" is forbidden: ` +

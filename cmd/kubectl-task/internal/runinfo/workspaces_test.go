@@ -1,4 +1,4 @@
-package cli
+package runinfo
 
 import (
 	"testing"
@@ -73,16 +73,16 @@ func TestParseWorkspace(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := parseWorkspace(tc.flag)
+			got, err := ParseWorkspace(tc.flag)
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
 			}
 			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
-				t.Fatalf("parseWorkspace(%q) error (-want +got):\n%s", tc.flag, diff)
+				t.Fatalf("ParseWorkspace(%q) error (-want +got):\n%s", tc.flag, diff)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("parseWorkspace(%q) (-want +got):\n%s", tc.flag, diff)
+				t.Errorf("ParseWorkspace(%q) (-want +got):\n%s", tc.flag, diff)
 			}
 		})
 	}
@@ -92,12 +92,12 @@ func TestParseWorkspace(t *testing.T) {
 // so that what it shows can be typed again, with what -w cannot say added.
 func TestWorkspaceSource(t *testing.T) {
 	for _, flag := range []string{"w=emptyDir", "w=pvc:cache", "w=configmap:settings", "w=secret:creds"} {
-		b, err := parseWorkspace(flag)
+		b, err := ParseWorkspace(flag)
 		if err != nil {
-			t.Fatalf("parseWorkspace(%q): %v", flag, err)
+			t.Fatalf("ParseWorkspace(%q): %v", flag, err)
 		}
-		if got, want := "w="+workspaceSource(b), flag; got != want {
-			t.Errorf("workspaceSource(parseWorkspace(%q)) = %q, want %q", flag, got, want)
+		if got, want := "w="+WorkspaceSource(b), flag; got != want {
+			t.Errorf("WorkspaceSource(ParseWorkspace(%q)) = %q, want %q", flag, got, want)
 		}
 	}
 
@@ -129,8 +129,8 @@ func TestWorkspaceSource(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, workspaceSource(tc.binding)); diff != "" {
-				t.Errorf("workspaceSource (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, WorkspaceSource(tc.binding)); diff != "" {
+				t.Errorf("WorkspaceSource (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,0 +1,76 @@
+package runops
+
+import (
+	"fmt"
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file holds what a new run takes from an earlier one (rerun, start
+// --last, the dashboard's Rerun button).
+
+// RepeatedSpec is the spec a new run of the same work gets from run: all of
+// it (Task, params, workspaces, ServiceAccount, Pod template, timeout,
+// retries, retryOn, TTL, and any field a later release adds), but for
+// spec.status, for a cancel request belongs to the run that was cancelled.
+func RepeatedSpec(run *v1beta1.TaskRun) v1beta1.TaskRunSpec {
+	spec := run.Spec.DeepCopy()
+	spec.Status = ""
+	return *spec
+}
+
+// RepeatedLabels are run's labels but those the controller sets on what it
+// makes (runstate.PodLabels), which name the earlier run, not the new one.
+func RepeatedLabels(run *v1beta1.TaskRun) map[string]string {
+	labels := maps.Clone(run.Labels)
+	for key := range runstate.PodLabels(run) {
+		delete(labels, key)
+	}
+	if len(labels) == 0 {
+		return nil
+	}
+	return labels
+}
+
+// MissingParams names the params of task that need a value and get none
+// from given.
+func MissingParams(task *v1beta1.Task, given []v1beta1.Param) []string {
+	var missing []string
+	for _, p := range runstate.ResolveParams(task, given) {
+		if p.Source == runstate.Missing {
+			missing = append(missing, p.Spec.Name)
+		}
+	}
+	return missing
+}
+
+// MissingParamsError says that a run would miss values its Task requires:
+// it would fail at once (InvalidParams), so it is not created.
+type MissingParamsError struct {
+	// Task is the Task's name; Missing its params that get no value.
+	Task    string
+	Missing []string
+}
+
+func (e *MissingParamsError) Error() string {
+	return fmt.Sprintf("Task %q needs a value for %v", e.Task, e.Missing)
+}
+
+// RerunOf returns a new run, not yet created, of earlier's Task with
+// earlier's settings (RepeatedSpec, RepeatedLabels), named name (generated
+// when empty). task is the Task as it is now: a value it now requires that
+// earlier does not give is a *MissingParamsError.
+func RerunOf(earlier *v1beta1.TaskRun, task *v1beta1.Task, name string) (*v1beta1.TaskRun, error) {
+	run := &v1beta1.TaskRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: earlier.Namespace, Name: name, Labels: RepeatedLabels(earlier)},
+		Spec:       RepeatedSpec(earlier),
+	}
+	if missing := MissingParams(task, run.Spec.Params); len(missing) > 0 {
+		return nil, &MissingParamsError{Task: task.Name, Missing: missing}
+	}
+	return run, nil
+}

@@ -1,0 +1,60 @@
+package runops
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+)
+
+func TestRerunOf(t *testing.T) {
+	greet := wrappers.Task("ns", "greet").Param("greeting").ParamDefault("name", "world").Step("say", "alpine:3", "echo").Obj()
+	earlier := wrappers.TaskRun("ns", "greet-1", "greet").Param("greeting", "hi").Cancelled().
+		Label("team", "build").Label(runstate.LabelTaskRun, "greet-1").Label(runstate.LabelManagedBy, runstate.ManagedByValue).Obj()
+	tests := map[string]struct {
+		earlier *v1beta1.TaskRun
+		task    *v1beta1.Task
+		name    string
+		want    *v1beta1.TaskRun
+		wantErr *MissingParamsError
+	}{
+		"the settings without the cancel request or the controller's labels": {
+			earlier: earlier, task: greet,
+			want: &v1beta1.TaskRun{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: map[string]string{"team": "build"}},
+				Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}, Params: []v1beta1.Param{{Name: "greeting", Value: "hi"}}},
+			},
+		},
+		"under a name of its own": {
+			earlier: wrappers.TaskRun("ns", "greet-1", "greet").Param("greeting", "hi").Obj(), task: greet, name: "greet-2",
+			want: &v1beta1.TaskRun{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "greet-2"},
+				Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}, Params: []v1beta1.Param{{Name: "greeting", Value: "hi"}}},
+			},
+		},
+		"a param the Task now requires": {
+			earlier: wrappers.TaskRun("ns", "greet-1", "greet").Obj(), task: greet,
+			wantErr: &MissingParamsError{Task: "greet", Missing: []string{"greeting"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := RerunOf(tc.earlier, tc.task, tc.name)
+			var gotErr *MissingParamsError
+			if err != nil && !errors.As(err, &gotErr) {
+				t.Fatalf("RerunOf: %v", err)
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Errorf("RerunOf error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("RerunOf (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
