@@ -105,7 +105,7 @@ func imagePullFailed(pull *failingPull, timeout time.Duration) *outcome {
 // from the same registry, and spend as long again before failing.
 //
 // The Pod is stopped only once the run's status says ImagePullFailed
-// (stopPodAfterImagePull), not before, as a cancel's or a timeout's is: the
+// (stopPodAfterEnd), not before, as a cancel's or a timeout's is: the
 // failing pull, in the Pod's status, is the only evidence of this outcome. A
 // Pod stopped before a status write that did not land (a conflict, a crash)
 // would leave the next reconcile a deleted or Failed Pod, and a PodFailed
@@ -127,14 +127,22 @@ func (r *TaskRunReconciler) failIfImagePullStuck(ctx context.Context, s *runScop
 	return nil
 }
 
-// stopPodAfterImagePull stops the Pod of a run that ended ImagePullFailed, if
-// it has not ended: deleted if no step started, else its deadline lowered
-// (stopPod). The status write's own watch event brings the finished run here;
-// an error retries it. The cache holds only Pods that have not ended, so a
-// run whose Pod has ended or gone costs no read.
-func (r *TaskRunReconciler) stopPodAfterImagePull(ctx context.Context, run *v1beta1.TaskRun) error {
+// stopPodAfterEnd stops the Pod of a run that ended while its Pod went on,
+// if that Pod has not ended: deleted if no step started, else its deadline
+// lowered (stopPod). Those are the runs that ended ImagePullFailed, and
+// those that ended StepFailed for a step that cannot start (podOutcome),
+// whose Pod still shows it: a Pod that failed of itself may linger in the
+// cache for a moment, and must not be deleted, nor its logs with it. The
+// status write's own watch event brings the finished run here; an error
+// retries it. The cache holds only Pods that have not ended, so a run whose
+// Pod has ended or gone costs no read.
+func (r *TaskRunReconciler) stopPodAfterEnd(ctx context.Context, run *v1beta1.TaskRun) error {
 	ended := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
-	if ended == nil || ended.Reason != string(v1beta1.ReasonImagePullFailed) || run.Status.PodName == "" {
+	if ended == nil || run.Status.PodName == "" {
+		return nil
+	}
+	reason := v1beta1.TaskRunReason(ended.Reason)
+	if reason != v1beta1.ReasonImagePullFailed && reason != v1beta1.ReasonStepFailed {
 		return nil
 	}
 	pod := &corev1.Pod{}
@@ -145,6 +153,9 @@ func (r *TaskRunReconciler) stopPodAfterImagePull(ctx context.Context, run *v1be
 	case err != nil:
 		return fmt.Errorf("getting Pod %s/%s of TaskRun %s: %w", run.Namespace, run.Status.PodName, run.Name, err)
 	case !metav1.IsControlledBy(pod, run) || pod.DeletionTimestamp != nil:
+		return nil
+	}
+	if _, f := firstStartFailure(pod); reason == v1beta1.ReasonStepFailed && f == nil {
 		return nil
 	}
 	return r.stopPod(ctx, pod, r.clock())

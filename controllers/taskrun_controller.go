@@ -146,14 +146,15 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// A finished run is final whatever happens to its Pod, and a run being
 	// deleted is going away: neither is ever written again. A finished run
 	// is only deleted, once its time to live has passed, and the Pod of one
-	// that ended ImagePullFailed stopped.
+	// that ended while its Pod went on (ImagePullFailed, a step that cannot
+	// start) stopped.
 	if !run.DeletionTimestamp.IsZero() {
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if runstate.Finished(run) {
 		r.forget(req.NamespacedName)
-		if err := r.stopPodAfterImagePull(ctx, run); err != nil {
+		if err := r.stopPodAfterEnd(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
 		return r.deleteIfExpired(ctx, run)

@@ -112,6 +112,12 @@ func podOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 		// deletion's, not the steps' own.
 		return podDeleted(pod.Name)
 	}
+	if step, f := firstStartFailure(pod); f != nil {
+		// The kubelet would make the container again for ever, and fail
+		// the same way each time: the step has failed, whatever the Pod's
+		// phase says yet.
+		return f.outcome(step.Name)
+	}
 	return nil
 }
 
@@ -130,12 +136,13 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 	// or one whose results did not fit its message. A step that onError:
 	// continue let pass failed nothing.
 	tooLarge := firstResultsTooLarge(pod)
-	for _, step := range steps {
+	containers := runstate.Steps(pod)
+	for i, step := range steps {
 		if tooLarge != nil && tooLarge.step == step.Name {
 			return tooLarge.outcome()
 		}
 		if step.State == v1beta1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1beta1.StepReasonContinued {
-			return failed(v1beta1.ReasonStepFailed, "step %q exited with code %d", step.Name, *step.ExitCode)
+			return stepFailed(pod, step, containers[i].Container)
 		}
 	}
 	return failed(v1beta1.ReasonPodFailed, "Pod %q failed: %s", pod.Name, pod.Status.Message)
@@ -177,6 +184,7 @@ func stepStates(pod *corev1.Pod) []v1beta1.StepState {
 		steps[i] = stepState(c.Name, statuses[c.Container])
 	}
 	applyScriptExitCodes(steps, pod)
+	describeStartFailures(steps, pod)
 	return steps
 }
 
