@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/eventtime"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -243,7 +244,7 @@ func (d *describer) events(events []corev1.Event, note string) {
 	d.line("  TYPE\tREASON\tAGE\tOBJECT\tMESSAGE")
 	for i := range events {
 		e := &events[i]
-		age := since(eventTime(e), d.now)
+		age := since(eventtime.LastSeen(e), d.now)
 		if n := eventCount(e); n > 1 {
 			age += fmt.Sprintf(" (x%d)", n)
 		}
@@ -274,7 +275,7 @@ func (c *Clients) runEvents(ctx context.Context, run *v1beta1.TaskRun) ([]corev1
 		}
 	}
 	sort.SliceStable(events, func(i, j int) bool {
-		ti, tj := eventTime(&events[i]), eventTime(&events[j])
+		ti, tj := eventtime.LastSeen(&events[i]), eventtime.LastSeen(&events[j])
 		if !ti.Equal(tj) {
 			return ti.Before(tj)
 		}
@@ -284,21 +285,6 @@ func (c *Clients) runEvents(ctx context.Context, run *v1beta1.TaskRun) ([]corev1
 		events = events[len(events)-maxEvents:]
 	}
 	return events, nil
-}
-
-// eventTime is when an Event was last seen, whichever API wrote it.
-func eventTime(e *corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.FirstTimestamp.IsZero():
-		return e.FirstTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
 }
 
 // eventCount is how often an Event was seen.
