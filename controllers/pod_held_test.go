@@ -46,11 +46,16 @@ func doneAt(at time.Time) *corev1.ContainerState {
 	return &corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", FinishedAt: metav1.NewTime(at)}}
 }
 
-func TestFindFailingPull(t *testing.T) {
+// TestFindHeldStep: the step that comes next in order, if the kubelet holds
+// it back: its image cannot be pulled, waited for from when the step could
+// start, or its container cannot be made for the Pod's configuration.
+func TestFindHeldStep(t *testing.T) {
 	backOff := waitingFor("ImagePullBackOff", `Back-off pulling image "alpine:a"`)
 	initializing := waitingFor("PodInitializing", "")
+	pull, config := v1beta1.ReasonImagePullFailed, v1beta1.ReasonPodConfigFailed
 	type found struct {
-		Step, Image, Reason string
+		Reason              v1beta1.TaskRunReason
+		Step, Image, Waited string
 		Since               time.Time
 	}
 	tests := map[string]struct {
@@ -59,53 +64,83 @@ func TestFindFailingPull(t *testing.T) {
 	}{
 		"no status yet": {pullPod(), nil},
 		"first step pulling, from the Pod's start": {pullPod(backOff, initializing, initializing),
-			&found{"a", "alpine:a", "ImagePullBackOff", pullTestTime}},
+			&found{pull, "a", "alpine:a", "ImagePullBackOff", pullTestTime}},
 		"ErrImagePull counts too": {pullPod(waitingFor("ErrImagePull", "rpc error"), initializing, initializing),
-			&found{"a", "alpine:a", "ErrImagePull", pullTestTime}},
+			&found{pull, "a", "alpine:a", "ErrImagePull", pullTestTime}},
 		"Pod not taken up: from its creation": {func() *corev1.Pod {
 			pod := pullPod(backOff, initializing, initializing)
 			pod.Status.StartTime = nil
 			return pod
-		}(), &found{"a", "alpine:a", "ImagePullBackOff", pullTestTime.Add(-time.Minute)}},
+		}(), &found{pull, "a", "alpine:a", "ImagePullBackOff", pullTestTime.Add(-time.Minute)}},
 		"second step, from when the first finished": {pullPod(doneAt(pullTestTime.Add(time.Hour)), waitingFor("ErrImagePull", "not found"), initializing),
-			&found{"b", "alpine:b", "ErrImagePull", pullTestTime.Add(time.Hour)}},
+			&found{pull, "b", "alpine:b", "ErrImagePull", pullTestTime.Add(time.Hour)}},
 		"the container, from the last init container's end": {pullPod(doneAt(pullTestTime.Add(time.Minute)), doneAt(pullTestTime.Add(2*time.Minute)), backOff),
-			&found{"c", "alpine:c", "ImagePullBackOff", pullTestTime.Add(2 * time.Minute)}},
+			&found{pull, "c", "alpine:c", "ImagePullBackOff", pullTestTime.Add(2 * time.Minute)}},
+		"a missing ConfigMap": {pullPod(waitingFor("CreateContainerConfigError", `configmap "x" not found`), initializing, initializing),
+			&found{config, "a", "alpine:a", "CreateContainerConfigError", pullTestTime}},
+		"a container the runtime cannot make": {pullPod(doneAt(pullTestTime), waitingFor("CreateContainerError", "context deadline exceeded"), initializing),
+			&found{config, "b", "alpine:b", "CreateContainerError", pullTestTime}},
+		"a container the runtime cannot start": {pullPod(doneAt(pullTestTime), doneAt(pullTestTime), waitingFor("RunContainerError", "failed to start")),
+			&found{config, "c", "alpine:c", "RunContainerError", pullTestTime}},
+		"an executable that cannot run fails at once, and is no hold": {
+			pullPod(waitingFor("CreateContainerError", "executable file `gcc` not found in $PATH: No such file or directory"), initializing, initializing), nil},
 		"first step creating its container":           {pullPod(waitingFor("ContainerCreating", ""), initializing, initializing), nil},
 		"first step running":                          {pullPod(&corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, initializing, initializing), nil},
-		"a missing ConfigMap is not an image pull":    {pullPod(waitingFor("CreateContainerConfigError", `configmap "x" not found`), initializing, initializing), nil},
 		"a later step's pull is not looked at before": {pullPod(&corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, backOff, initializing), nil},
 		"every step done":                             {pullPod(doneAt(pullTestTime), doneAt(pullTestTime), doneAt(pullTestTime)), nil},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got *found
-			if pull := findFailingPull(tc.pod); pull != nil {
-				got = &found{pull.step, pull.image, pull.waiting.Reason, pull.since}
+			if h := findHeldStep(tc.pod); h != nil {
+				got = &found{h.reason, h.step, h.image, h.why.Reason, h.since}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("findFailingPull() mismatch (-want +got):\n%s", diff)
+				t.Errorf("findHeldStep() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestImagePullFailedMessage(t *testing.T) {
+// TestHeldOutcome: how a run held back too long ends, naming what held it
+// and the kubelet's reason and message.
+func TestHeldOutcome(t *testing.T) {
 	tests := map[string]struct {
-		waiting *corev1.ContainerStateWaiting
-		want    string
+		hold    hold
+		timeout time.Duration
+		want    *outcome
 	}{
-		"with the kubelet's message": {&corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "nope:1"`},
-			`step "build" could not pull image "nope:1" for 5m0s: ImagePullBackOff: Back-off pulling image "nope:1"`},
-		"without": {&corev1.ContainerStateWaiting{Reason: "ErrImagePull"},
-			`step "build" could not pull image "nope:1" for 5m0s: ErrImagePull`},
+		"a pull, with the kubelet's message": {
+			hold{reason: v1beta1.ReasonImagePullFailed, step: "build", image: "nope:1",
+				why: corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "nope:1"`}},
+			DefaultImagePullTimeout,
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
+				`step "build" could not pull image "nope:1" for 5m0s: ImagePullBackOff: Back-off pulling image "nope:1"`},
+		},
+		"a pull, without": {
+			hold{reason: v1beta1.ReasonImagePullFailed, step: "build", image: "nope:1", why: corev1.ContainerStateWaiting{Reason: "ErrImagePull"}},
+			DefaultImagePullTimeout,
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed, `step "build" could not pull image "nope:1" for 5m0s: ErrImagePull`},
+		},
+		"a step's container": {
+			hold{reason: v1beta1.ReasonPodConfigFailed, step: "build", image: "alpine:3",
+				why: corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `secret "git" not found`}},
+			DefaultPodConfigTimeout,
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+				`step "build" could not start for 2m0s: CreateContainerConfigError: secret "git" not found`},
+		},
+		"a volume": {
+			hold{reason: v1beta1.ReasonPodConfigFailed, volume: "ws-src",
+				why: corev1.ContainerStateWaiting{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`}},
+			DefaultPodConfigTimeout,
+			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+				`volume "ws-src" could not be mounted for 2m0s: FailedMount: MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := imagePullFailed(&failingPull{step: "build", image: "nope:1", waiting: tc.waiting}, DefaultImagePullTimeout)
-			want := &outcome{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed, tc.want}
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(outcome{})); diff != "" {
-				t.Errorf("imagePullFailed() mismatch (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, tc.hold.outcome(tc.timeout), cmp.AllowUnexported(outcome{})); diff != "" {
+				t.Errorf("outcome() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -150,8 +150,9 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 
 // progressOutcome returns the condition of a run whose Pod has not ended:
 // Running once a step has started, Pending before, saying what holds it back
-// (for Running, the current step, when the kubelet says it is held).
-func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
+// (for Running, the current step, when the kubelet says it is held). mount
+// is a volume the kubelet cannot mount, if one was found.
+func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState, mount *hold) *outcome {
 	current, started := len(steps)-1, false
 	for i := len(steps) - 1; i >= 0; i-- {
 		if steps[i].State != v1beta1.StepTerminated {
@@ -162,7 +163,7 @@ func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 		}
 	}
 	if !started {
-		return unknown(v1beta1.ReasonPending, "%s", pendingMessage(pod))
+		return unknown(v1beta1.ReasonPending, "%s", pendingMessage(pod, mount))
 	}
 	running := fmt.Sprintf("running step %q (%d of %d)", steps[current].Name, current+1, len(steps))
 	if step, waiting := firstHeldStep(pod); waiting != nil && step == steps[current].Name {
@@ -255,7 +256,8 @@ func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.
 	if o.finished() && st.CompletionTime == nil {
 		st.CompletionTime = &metav1.Time{Time: now}
 	}
-	if o.reason == v1beta1.ReasonTimeout || o.reason == v1beta1.ReasonCancelled || o.reason == v1beta1.ReasonImagePullFailed {
+	switch o.reason {
+	case v1beta1.ReasonTimeout, v1beta1.ReasonCancelled, v1beta1.ReasonImagePullFailed, v1beta1.ReasonPodConfigFailed:
 		markStepsStopped(st.Steps, o.reason, now)
 	}
 }

@@ -46,6 +46,11 @@ const (
 	// ReasonImagePullFailed: a step's image could not be pulled for longer
 	// than the manager's --image-pull-timeout.
 	ReasonImagePullFailed TaskRunReason = "ImagePullFailed"
+	// ReasonPodConfigFailed: the Pod could not start a step, or mount a
+	// volume, because of its configuration (a missing ConfigMap or Secret,
+	// a container the runtime cannot create) for longer than the manager's
+	// --pod-config-timeout.
+	ReasonPodConfigFailed TaskRunReason = "PodConfigFailed"
 	// ReasonFailed: only from conversion, when a v1alpha1 writer set phase Failed.
 	ReasonFailed TaskRunReason = "Failed"
 )
