@@ -61,6 +61,8 @@ type options struct {
 	defaultTTL time.Duration
 	// imagePullTimeout is --image-pull-timeout.
 	imagePullTimeout time.Duration
+	// podConfigTimeout is --pod-config-timeout.
+	podConfigTimeout time.Duration
 }
 
 func parseFlags() (options, zap.Options) {
@@ -110,6 +112,9 @@ func parseFlags() (options, zap.Options) {
 	flag.DurationVar(&o.imagePullTimeout, "image-pull-timeout", controllers.DefaultImagePullTimeout,
 		"How long a step's image may fail to pull (ErrImagePull, ImagePullBackOff) before its TaskRun ends ImagePullFailed; "+
 			"0 leaves it to the run's timeout.")
+	flag.DurationVar(&o.podConfigTimeout, "pod-config-timeout", controllers.DefaultPodConfigTimeout,
+		"How long the kubelet may fail to make a step's container (CreateContainerConfigError, CreateContainerError, RunContainerError) "+
+			"or mount a volume (FailedMount) for the Pod's configuration before its TaskRun ends PodConfigFailed; 0 leaves it to the run's timeout.")
 	zo := zap.Options{Development: true}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -199,6 +204,7 @@ func run(o options) error {
 			MaxConcurrentReconciles: o.maxConcurrent,
 			DefaultTTLAfterFinished: o.defaultTTL,
 			ImagePullTimeout:        o.imagePullTimeout,
+			PodConfigTimeout:        o.podConfigTimeout,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

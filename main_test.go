@@ -32,13 +32,7 @@ func TestMain(m *testing.M) {
 // for those names (kustomize patches, cert-manager's) must not find the
 // manager exiting on an unknown flag.
 func TestKubebuilderFlags(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "--help")
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
-	// --help prints the flags and exits 0.
-	usage, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("manager --help: %v\n%s", err, usage)
-	}
+	usage := managerHelp(t)
 	for _, name := range []string{
 		"metrics-bind-address", "health-probe-bind-address", "leader-elect", "metrics-secure", "enable-http2",
 		"webhook-cert-path", "webhook-cert-name", "webhook-cert-key",
@@ -50,6 +44,19 @@ func TestKubebuilderFlags(t *testing.T) {
 			t.Errorf("manager --help does not list --%s", name)
 		}
 	}
+}
+
+// managerHelp returns what the manager's --help prints: its flags.
+func managerHelp(t *testing.T) []byte {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "--help")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	// --help prints the flags and exits 0.
+	usage, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("manager --help: %v\n%s", err, usage)
+	}
+	return usage
 }
 
 // TestServingCert checks what --webhook-cert-path and --metrics-cert-path

@@ -8,8 +8,10 @@ import (
 // (but managedFields), the names and images of its containers (an
 // ImagePullFailed message names the image), activeDeadlineSeconds,
 // each container's name and state (waiting, running or terminated, with
-// their reasons, messages, exit codes and times), and the PodScheduled
-// condition, whose message says why a Pending Pod is not scheduled. The rest
+// their reasons, messages, exit codes and times), the PodScheduled
+// condition, whose message says why a Pending Pod is not scheduled, and the
+// PodReadyToStartContainers condition, which says whether its volumes may
+// still hold it back (pod_mount.go). The rest
 // (volumes, tolerations, the steps' scripts, environment and resources, the
 // images, IDs, mounts and resources the kubelet reports for each container,
 // the other conditions, IPs) can be most of a Pod's size, and the cache holds
@@ -38,7 +40,7 @@ func trimPod(obj any) (any, error) {
 			StartTime:             pod.Status.StartTime,
 			InitContainerStatuses: containerStates(pod.Status.InitContainerStatuses),
 			ContainerStatuses:     containerStates(pod.Status.ContainerStatuses),
-			Conditions:            scheduledCondition(pod.Status.Conditions),
+			Conditions:            keptConditions(pod.Status.Conditions),
 		},
 	}
 	trimmed.ManagedFields = nil
@@ -57,17 +59,19 @@ func containerNames(containers []corev1.Container) []corev1.Container {
 	return names
 }
 
-// scheduledCondition returns the PodScheduled condition of conditions, if
-// any, as a list of one: its type, status, reason and message, which are what
-// the run's Pending message repeats (an Unschedulable Pod's message says
-// which nodes were tried and why none fits). Its times are left out.
-func scheduledCondition(conditions []corev1.PodCondition) []corev1.PodCondition {
+// keptConditions returns the PodScheduled and PodReadyToStartContainers
+// conditions of conditions, in their order, nil for neither: their type,
+// status, reason and message, which are what the controller reads (an
+// Unschedulable Pod's message says which nodes were tried and why none fits,
+// and the run's Pending message repeats it). Their times are left out.
+func keptConditions(conditions []corev1.PodCondition) []corev1.PodCondition {
+	var kept []corev1.PodCondition
 	for _, c := range conditions {
-		if c.Type == corev1.PodScheduled {
-			return []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}}
+		if c.Type == corev1.PodScheduled || c.Type == corev1.PodReadyToStartContainers {
+			kept = append(kept, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
 	}
-	return nil
+	return kept
 }
 
 // containerStates returns each container's name and state from statuses.

@@ -57,13 +57,19 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 	}
 }
 
-func TestTrimPodKeepsTheScheduledCondition(t *testing.T) {
+// TestTrimPodKeepsTheConditionsItReads: PodScheduled, whose message the
+// Pending message repeats, and PodReadyToStartContainers, which says whether
+// a volume may hold the Pod back.
+func TestTrimPodKeepsTheConditionsItReads(t *testing.T) {
 	unschedulable := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 		Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}
 	stamped := unschedulable
 	stamped.LastTransitionTime, stamped.LastProbeTime = metav1.Now(), metav1.Now()
 	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
 	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "not ready"}
+	noSandbox := corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionFalse}
+	noSandboxStamped := noSandbox
+	noSandboxStamped.LastTransitionTime = metav1.Now()
 	tests := map[string]struct {
 		conditions []corev1.PodCondition
 		want       []corev1.PodCondition
@@ -73,6 +79,8 @@ func TestTrimPodKeepsTheScheduledCondition(t *testing.T) {
 		"unschedulable, without its times": {[]corev1.PodCondition{stamped}, []corev1.PodCondition{unschedulable}},
 		"scheduled, among others":          {[]corev1.PodCondition{ready, scheduled}, []corev1.PodCondition{scheduled}},
 		"unschedulable, before the others": {[]corev1.PodCondition{unschedulable, ready}, []corev1.PodCondition{unschedulable}},
+		"no sandbox yet, without its times, among others": {[]corev1.PodCondition{ready, scheduled, noSandboxStamped},
+			[]corev1.PodCondition{scheduled, noSandbox}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -9,7 +9,8 @@ import (
 )
 
 // This file says what holds back a Pod that has not started a step: the
-// scheduler's reason, or the kubelet's for the first step that waits; and
+// scheduler's reason, or the kubelet's for the first step that waits or for
+// a volume it cannot mount (pod_mount.go); and
 // what holds back a later step whose turn has come (progressOutcome). A run
 // whose PersistentVolumeClaim, ConfigMap or Secret is missing stays Pending,
 // and this is where its message comes from. It is pure, so every case is
@@ -26,8 +27,9 @@ var benignWaiting = map[string]bool{
 // pendingMessage says why pod has not started a step yet: the PodScheduled
 // condition's message while the scheduler cannot place it, else the first
 // step that waits for a reason other than being on its way, with the
-// kubelet's reason and message, else that no step has started.
-func pendingMessage(pod *corev1.Pod) string {
+// kubelet's reason and message, else mount, a volume the kubelet cannot
+// mount (readFailedMount), else that no step has started.
+func pendingMessage(pod *corev1.Pod, mount *hold) string {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			return fmt.Sprintf("Pod %q cannot be scheduled: %s", pod.Name, c.Message)
@@ -35,6 +37,9 @@ func pendingMessage(pod *corev1.Pod) string {
 	}
 	if step, waiting := firstHeldStep(pod); waiting != nil {
 		return fmt.Sprintf("step %q: %s", step, heldBecause(waiting))
+	}
+	if mount != nil {
+		return fmt.Sprintf("%s: %s", mount.subject(), heldBecause(&mount.why))
 	}
 	return fmt.Sprintf("Pod %q has not started a step yet", pod.Name)
 }

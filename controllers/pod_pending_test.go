@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -28,49 +29,61 @@ func TestPendingMessage(t *testing.T) {
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 		Message: `0/3 nodes are available: persistentvolumeclaim "cache" not found.`,
 	}
+	mount := &hold{reason: v1beta1.ReasonPodConfigFailed, volume: "ws-src", why: corev1.ContainerStateWaiting{
+		Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`}}
 	tests := map[string]struct {
 		status corev1.PodStatus
-		want   string
+		// mount is a volume the kubelet cannot mount, as its Events say.
+		mount *hold
+		want  string
 	}{
-		"no status yet":           {corev1.PodStatus{}, `Pod "run-pod" has not started a step yet`},
-		"every step on its way":   {wrappers.PodStatus(pod).Obj(), `Pod "run-pod" has not started a step yet`},
-		"container being created": {waiting(0, "ContainerCreating", ""), `Pod "run-pod" has not started a step yet`},
+		"no status yet":           {status: corev1.PodStatus{}, want: `Pod "run-pod" has not started a step yet`},
+		"every step on its way":   {status: wrappers.PodStatus(pod).Obj(), want: `Pod "run-pod" has not started a step yet`},
+		"container being created": {status: waiting(0, "ContainerCreating", ""), want: `Pod "run-pod" has not started a step yet`},
 		"unschedulable: the scheduler's message": {
-			corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{unschedulable}},
-			`Pod "run-pod" cannot be scheduled: 0/3 nodes are available: persistentvolumeclaim "cache" not found.`,
+			status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{unschedulable}},
+			want:   `Pod "run-pod" cannot be scheduled: 0/3 nodes are available: persistentvolumeclaim "cache" not found.`,
 		},
 		"scheduled: its condition says nothing": {
-			corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}},
-			`Pod "run-pod" has not started a step yet`,
+			status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}},
+			want:   `Pod "run-pod" has not started a step yet`,
 		},
 		"a missing Secret: the first step's reason and message": {
-			waiting(0, "CreateContainerConfigError", `secret "git" not found`),
-			`step "a": CreateContainerConfigError: secret "git" not found`,
+			status: waiting(0, "CreateContainerConfigError", `secret "git" not found`),
+			want:   `step "a": CreateContainerConfigError: secret "git" not found`,
 		},
 		"a later step held, earlier ones on their way": {
-			waiting(2, "ErrImagePull", `pull access denied for nope`),
-			`step "c": ErrImagePull: pull access denied for nope`,
+			status: waiting(2, "ErrImagePull", `pull access denied for nope`),
+			want:   `step "c": ErrImagePull: pull access denied for nope`,
 		},
 		"the first held step in the steps' order": {
-			func() corev1.PodStatus {
+			status: func() corev1.PodStatus {
 				s := waiting(2, "ImagePullBackOff", "Back-off pulling image")
 				s.InitContainerStatuses[1].State.Waiting = &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}
 				return s
 			}(),
-			`step "b": ErrImagePull`,
+			want: `step "b": ErrImagePull`,
 		},
 		"the scheduler's reason before the kubelet's": {
-			func() corev1.PodStatus {
+			status: func() corev1.PodStatus {
 				s := waiting(0, "CreateContainerConfigError", `secret "git" not found`)
 				s.Conditions = []corev1.PodCondition{unschedulable}
 				return s
 			}(),
-			`Pod "run-pod" cannot be scheduled: 0/3 nodes are available: persistentvolumeclaim "cache" not found.`,
+			want: `Pod "run-pod" cannot be scheduled: 0/3 nodes are available: persistentvolumeclaim "cache" not found.`,
+		},
+		"a volume that cannot mount: the kubelet's Event": {
+			status: wrappers.PodStatus(pod).Obj(), mount: mount,
+			want: `volume "ws-src": FailedMount: MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`,
+		},
+		"a held step before a volume": {
+			status: waiting(0, "CreateContainerConfigError", `secret "git" not found`), mount: mount,
+			want: `step "a": CreateContainerConfigError: secret "git" not found`,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, pendingMessage(withStatus(pod, tc.status))); diff != "" {
+			if diff := cmp.Diff(tc.want, pendingMessage(withStatus(pod, tc.status), tc.mount)); diff != "" {
 				t.Errorf("pendingMessage() (-want +got):\n%s", diff)
 			}
 		})

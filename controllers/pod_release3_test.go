@@ -195,8 +195,13 @@ func TestRestrictedNamespace(t *testing.T) {
 	h.Create(t, wrappers.Task("", "t").Workspace("src").Step("a", "alpine:3", "true").Step("b", "alpine:3", "true").Obj(),
 		wrappers.TaskRun("", "run", "t").Obj())
 	pod := h.WaitForPod(t, "run-pod")
-	if got := pod.Spec.SecurityContext; got == nil || !ptr.Deref(got.RunAsNonRoot, false) {
-		t.Errorf("Pod securityContext %+v, want runAsNonRoot", got)
+	// An image's own user is root unless it says otherwise: the Pod names
+	// one, so that such images start there, with writable workspaces.
+	nonroot := &corev1.PodSecurityContext{
+		RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532), FSGroup: ptr.To[int64](65532),
+	}
+	if diff := cmp.Diff(nonroot, pod.Spec.SecurityContext); diff != "" {
+		t.Errorf("Pod securityContext (-want +got):\n%s", diff)
 	}
 	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
 		want := &corev1.SecurityContext{

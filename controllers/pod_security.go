@@ -16,6 +16,15 @@ const (
 	labelPodSecurityEnforce = "pod-security.kubernetes.io/enforce"
 	// podSecurityRestricted is that label's value for the strictest level.
 	podSecurityRestricted = "restricted"
+
+	// restrictedUser is the user, group and fsGroup of a Pod in a restricted
+	// namespace whose run names no user. The level refuses a Pod that may
+	// run as root, and most images run as root unless told otherwise: the
+	// kubelet would then refuse to start them (runAsNonRoot with a root
+	// image). 65532 is the nonroot user of distroless images, an unprivileged
+	// ID that no ordinary image gives a meaning of its own; the fsGroup makes
+	// the workspaces' volumes writable to it.
+	restrictedUser int64 = 65532
 )
 
 // enforcesRestricted reports whether a namespace with labels enforces the
@@ -27,10 +36,12 @@ func enforcesRestricted(labels map[string]string) bool {
 // applyRestricted fills in what the restricted level requires and spec
 // leaves unset: every step container drops every capability, may not gain
 // privileges and runs under the runtime's default seccomp profile, and the
-// Pod runs as a non-root user. A field the run's podTemplate.securityContext
-// sets wins: a Pod-level seccompProfile, say, is not overridden in each
-// container, and runAsNonRoot is not changed. Steps have no security context
-// of their own, so the containers' settings are the controller's alone.
+// Pod runs as a non-root user: restrictedUser, when the run names none. A
+// field the run's podTemplate.securityContext sets wins: a Pod-level
+// seccompProfile, say, is not overridden in each container, and runAsNonRoot
+// is not changed. A run that names its user (runAsUser) chose its group and
+// fsGroup too, set or not. Steps have no security context of their own, so
+// the containers' settings are the controller's alone.
 func applyRestricted(spec *corev1.PodSpec) {
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}
@@ -38,6 +49,15 @@ func applyRestricted(spec *corev1.PodSpec) {
 	pod := spec.SecurityContext
 	if pod.RunAsNonRoot == nil {
 		pod.RunAsNonRoot = ptr.To(true)
+	}
+	if pod.RunAsUser == nil {
+		pod.RunAsUser = ptr.To(restrictedUser)
+		if pod.RunAsGroup == nil {
+			pod.RunAsGroup = ptr.To(restrictedUser)
+		}
+		if pod.FSGroup == nil {
+			pod.FSGroup = ptr.To(restrictedUser)
+		}
 	}
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for i := range list {

@@ -187,7 +187,33 @@ func TestPodForRunRelease3(t *testing.T) {
 			want: podSpec(func(s *corev1.PodSpec) {
 				s.InitContainers = []corev1.Container{{Name: "step-a", Image: "alpine:3", SecurityContext: restrictedContainer}}
 				s.Containers = []corev1.Container{{Name: "step-b", Image: "alpine:3", SecurityContext: restrictedContainer}}
-				s.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
+				s.SecurityContext = &corev1.PodSecurityContext{
+					RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532), FSGroup: ptr.To[int64](65532),
+				}
+			}),
+		},
+		"restricted namespace, no user named: the run's own group and fsGroup are kept": {
+			task: oneStep,
+			run: wrappers.TaskRun("ns", "run", "t").PodTemplate(v1beta1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{
+				RunAsGroup: ptr.To[int64](1000), FSGroup: ptr.To[int64](2000),
+			}}).Obj(),
+			restricted: true,
+			want: podSpec(func(s *corev1.PodSpec) {
+				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3", SecurityContext: restrictedContainer}}
+				s.SecurityContext = &corev1.PodSecurityContext{
+					RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](1000), FSGroup: ptr.To[int64](2000),
+				}
+			}),
+		},
+		"restricted namespace, a user named: no group or fsGroup is added": {
+			task: oneStep,
+			run: wrappers.TaskRun("ns", "run", "t").PodTemplate(v1beta1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{
+				RunAsUser: ptr.To[int64](1000),
+			}}).Obj(),
+			restricted: true,
+			want: podSpec(func(s *corev1.PodSpec) {
+				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3", SecurityContext: restrictedContainer}}
+				s.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000)}
 			}),
 		},
 		"restricted namespace: what the Pod template sets wins, the rest is filled in": {

@@ -61,6 +61,10 @@ type TaskRunReconciler struct {
 	// ImagePullTimeout is how long a step's image may fail to pull before
 	// the run ends ImagePullFailed; 0 means no limit but the run's timeout.
 	ImagePullTimeout time.Duration
+	// PodConfigTimeout is how long the kubelet may fail to make a step's
+	// container or mount a volume for the Pod's configuration before the
+	// run ends PodConfigFailed; 0 means no limit but the run's timeout.
+	PodConfigTimeout time.Duration
 
 	// now is the clock, time.Now when nil; tests of the stages set it.
 	now func() time.Time
@@ -132,7 +136,8 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile moves one TaskRun along its lifecycle: it finds or creates the
 // Pod of the run's current attempt, moves on to a new attempt when one failed
 // for a reason the run retries, stops the Pod when the run is cancelled, times
-// out or cannot pull an image, and reports the Pod's progress in the run's
+// out, or is held back by the kubelet too long (an image it cannot pull, a
+// configuration it cannot meet), and reports the Pod's progress in the run's
 // status, which it writes once, at the end. It deletes a finished run whose
 // time to live has passed.
 func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -146,14 +151,15 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// A finished run is final whatever happens to its Pod, and a run being
 	// deleted is going away: neither is ever written again. A finished run
 	// is only deleted, once its time to live has passed, and the Pod of one
-	// that ended ImagePullFailed stopped.
+	// that ended while its Pod went on (ImagePullFailed, a step that cannot
+	// start) stopped.
 	if !run.DeletionTimestamp.IsZero() {
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if runstate.Finished(run) {
 		r.forget(req.NamespacedName)
-		if err := r.stopPodAfterImagePull(ctx, run); err != nil {
+		if err := r.stopPodAfterEnd(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
 		return r.deleteIfExpired(ctx, run)
@@ -202,7 +208,7 @@ func (r *TaskRunReconciler) runStages(ctx context.Context, s *runScope) error {
 		r.findPod,
 		r.endOrRetry,
 		r.stopIfRequested,
-		r.failIfImagePullStuck,
+		r.failIfHeld,
 		r.createPod,
 		trackProgress,
 	}

@@ -57,6 +57,9 @@ type runScope struct {
 	// recheckIn, when not 0, is how soon the run must be looked at again
 	// for a reason other than its deadline (an image pull's timeout).
 	recheckIn time.Duration
+	// mountHeld is the volume the kubelet cannot mount for the Pod, which
+	// the Pending message names, if failIfHeld found one.
+	mountHeld *hold
 }
 
 func (r *TaskRunReconciler) newRunScope(run *v1beta1.TaskRun) *runScope {
@@ -321,6 +324,6 @@ func trackProgress(_ context.Context, s *runScope) error {
 	if s.pod == nil {
 		return fmt.Errorf("no Pod to track for TaskRun %s/%s", s.run.Namespace, s.run.Name)
 	}
-	s.outcome = progressOutcome(s.pod, s.podSteps())
+	s.outcome = progressOutcome(s.pod, s.podSteps(), s.mountHeld)
 	return nil
 }

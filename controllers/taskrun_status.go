@@ -112,6 +112,12 @@ func podOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 		// deletion's, not the steps' own.
 		return podDeleted(pod.Name)
 	}
+	if step, f := firstStartFailure(pod); f != nil {
+		// The kubelet would make the container again for ever, and fail
+		// the same way each time: the step has failed, whatever the Pod's
+		// phase says yet.
+		return f.outcome(step.Name)
+	}
 	return nil
 }
 
@@ -130,12 +136,13 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 	// or one whose results did not fit its message. A step that onError:
 	// continue let pass failed nothing.
 	tooLarge := firstResultsTooLarge(pod)
-	for _, step := range steps {
+	containers := runstate.Steps(pod)
+	for i, step := range steps {
 		if tooLarge != nil && tooLarge.step == step.Name {
 			return tooLarge.outcome()
 		}
 		if step.State == v1beta1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1beta1.StepReasonContinued {
-			return failed(v1beta1.ReasonStepFailed, "step %q exited with code %d", step.Name, *step.ExitCode)
+			return stepFailed(pod, step, containers[i].Container)
 		}
 	}
 	return failed(v1beta1.ReasonPodFailed, "Pod %q failed: %s", pod.Name, pod.Status.Message)
@@ -143,8 +150,9 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 
 // progressOutcome returns the condition of a run whose Pod has not ended:
 // Running once a step has started, Pending before, saying what holds it back
-// (for Running, the current step, when the kubelet says it is held).
-func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
+// (for Running, the current step, when the kubelet says it is held). mount
+// is a volume the kubelet cannot mount, if one was found.
+func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState, mount *hold) *outcome {
 	current, started := len(steps)-1, false
 	for i := len(steps) - 1; i >= 0; i-- {
 		if steps[i].State != v1beta1.StepTerminated {
@@ -155,7 +163,7 @@ func progressOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *outcome {
 		}
 	}
 	if !started {
-		return unknown(v1beta1.ReasonPending, "%s", pendingMessage(pod))
+		return unknown(v1beta1.ReasonPending, "%s", pendingMessage(pod, mount))
 	}
 	running := fmt.Sprintf("running step %q (%d of %d)", steps[current].Name, current+1, len(steps))
 	if step, waiting := firstHeldStep(pod); waiting != nil && step == steps[current].Name {
@@ -177,6 +185,7 @@ func stepStates(pod *corev1.Pod) []v1beta1.StepState {
 		steps[i] = stepState(c.Name, statuses[c.Container])
 	}
 	applyScriptExitCodes(steps, pod)
+	describeStartFailures(steps, pod)
 	return steps
 }
 
@@ -247,7 +256,8 @@ func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.
 	if o.finished() && st.CompletionTime == nil {
 		st.CompletionTime = &metav1.Time{Time: now}
 	}
-	if o.reason == v1beta1.ReasonTimeout || o.reason == v1beta1.ReasonCancelled || o.reason == v1beta1.ReasonImagePullFailed {
+	switch o.reason {
+	case v1beta1.ReasonTimeout, v1beta1.ReasonCancelled, v1beta1.ReasonImagePullFailed, v1beta1.ReasonPodConfigFailed:
 		markStepsStopped(st.Steps, o.reason, now)
 	}
 }

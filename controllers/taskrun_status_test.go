@@ -81,7 +81,7 @@ func TestProgressOutcome(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := withStatus(pod, tc.status)
-			if diff := cmp.Diff(tc.want, progressOutcome(p, stepStates(p)), cmp.AllowUnexported(outcome{})); diff != "" {
+			if diff := cmp.Diff(tc.want, progressOutcome(p, stepStates(p), nil), cmp.AllowUnexported(outcome{})); diff != "" {
 				t.Errorf("progressOutcome() mismatch (-want +got):\n%s", diff)
 			}
 		})

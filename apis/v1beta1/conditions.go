@@ -4,6 +4,11 @@ package v1beta1
 // non-zero and its onError: continue let the run go on.
 const StepReasonContinued = "Continued"
 
+// StepReasonNoShell is a step's status.steps[].reason when it is a script
+// step whose image has no /bin/sh to run its script: the container could not
+// start, and the run failed.
+const StepReasonNoShell = "NoShell"
+
 // ConditionSucceeded is the one condition type a TaskRun reports: Unknown while
 // it runs, True when every step exited 0, False when it failed.
 const ConditionSucceeded = "Succeeded"
@@ -21,7 +26,8 @@ const (
 	ReasonRunning TaskRunReason = "Running"
 	// ReasonSucceeded: every step exited 0.
 	ReasonSucceeded TaskRunReason = "Succeeded"
-	// ReasonStepFailed: a step exited non-zero.
+	// ReasonStepFailed: a step exited non-zero, or could not start for good
+	// (its executable, or its script's shell, is missing from its image).
 	ReasonStepFailed TaskRunReason = "StepFailed"
 	// ReasonTimeout: the run did not finish within its timeout.
 	ReasonTimeout TaskRunReason = "TaskRunTimeout"
@@ -40,6 +46,11 @@ const (
 	// ReasonImagePullFailed: a step's image could not be pulled for longer
 	// than the manager's --image-pull-timeout.
 	ReasonImagePullFailed TaskRunReason = "ImagePullFailed"
+	// ReasonPodConfigFailed: the Pod could not start a step, or mount a
+	// volume, because of its configuration (a missing ConfigMap or Secret,
+	// a container the runtime cannot create) for longer than the manager's
+	// --pod-config-timeout.
+	ReasonPodConfigFailed TaskRunReason = "PodConfigFailed"
 	// ReasonFailed: only from conversion, when a v1alpha1 writer set phase Failed.
 	ReasonFailed TaskRunReason = "Failed"
 )

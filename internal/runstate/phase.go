@@ -36,6 +36,7 @@ func Reasons() []Reason {
 		{metav1.ConditionUnknown, v1beta1.ReasonRetrying},
 		{metav1.ConditionFalse, v1beta1.ReasonResultsTooLarge},
 		{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed},
+		{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed},
 		{metav1.ConditionFalse, v1beta1.ReasonFailed},
 	}
 }

@@ -33,6 +33,7 @@ func TestPhaseFromCondition(t *testing.T) {
 		"False PodFailed":           {cond(metav1.ConditionFalse, v1beta1.ReasonPodFailed), v1alpha1.TaskRunPhaseFailed},
 		"False ResultsTooLarge":     {cond(metav1.ConditionFalse, v1beta1.ReasonResultsTooLarge), v1alpha1.TaskRunPhaseFailed},
 		"False ImagePullFailed":     {cond(metav1.ConditionFalse, v1beta1.ReasonImagePullFailed), v1alpha1.TaskRunPhaseFailed},
+		"False PodConfigFailed":     {cond(metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed), v1alpha1.TaskRunPhaseFailed},
 		"False Failed":              {cond(metav1.ConditionFalse, v1beta1.ReasonFailed), v1alpha1.TaskRunPhaseFailed},
 		"status the API disallows":  {cond("Maybe", v1beta1.ReasonRunning), v1alpha1.TaskRunPhaseNone},
 		"empty status":              {cond("", v1beta1.ReasonRunning), v1alpha1.TaskRunPhaseNone},

@@ -12,9 +12,14 @@
 // WRAPPER is the constant text below; the script and the result names are
 // its arguments, never pasted into it, so no script can break out of it.
 // The wrapper runs the script as the step always ran it, /bin/sh -c SCRIPT,
-// in the foreground with the container's stdin, stdout and stderr, so that
-// $0, set -e, traps and the exit code are the script's own; then it writes
-// the message, and exits with the script's code (0 under onError: continue).
+// with the container's stdin, stdout and stderr, so that $0, set -e, traps
+// and the exit code are the script's own; then it writes the message, and
+// exits with the script's code (0 under onError: continue).
+//
+// The script runs as the wrapper's child, not in its foreground, so that the
+// wrapper can pass it the signals that stop a step (see wrapperScript): the
+// wrapper is the container's PID 1, which the kubelet signals when the run
+// is cancelled or times out.
 // Result names are declared names (the CRD allows only [a-zA-Z0-9_-]), so
 // they need no escaping; values are escaped byte by byte by od and awk,
 // which busybox, Alpine and Debian images all have.
@@ -97,9 +102,50 @@ const scriptShell = "/bin/sh"
 // message with results that would pass that limit is replaced by one that
 // says so, with its size: the kubelet would cut it without a word, and the
 // controller could then only tell that it was cut, never by how much.
+//
+// SIGTERM and SIGHUP are passed on to the script's shell, so that a trap of
+// its own runs within the Pod's grace period. The kubelet stops a container
+// by signalling its PID 1, the wrapper: a shell there ignores a signal it
+// has no trap for (the kernel delivers none to a namespace's init by
+// default), and a trap of the wrapper's would wait for a command it runs in
+// its foreground to end. So the script runs in the background, and the
+// wrapper waits for it:
+//
+//   - A background job of a non-interactive shell reads /dev/null: the
+//     script gets the container's stdin through fd 3, opened around the
+//     job alone (a brace group's redirection, not exec's, which would end
+//     the wrapper if stdin were closed).
+//   - A trapped signal ends wait early with 128+N, then runs the trap, which
+//     passes the signal on and says so (caught): the wrapper waits again
+//     while the script lives, so that the code is the script's own. A
+//     script that ended as the signal came may have been reaped (bash does
+//     so at once): wait then gives its code, or 127 if the interrupted wait
+//     had it already.
+//   - A signal before the script's PID is known is passed on once it is.
+//
+// SIGINT and SIGQUIT are not passed on: a background job of a shell without
+// job control ignores them (POSIX), and a shell cannot trap a signal that
+// was ignored when it started.
 func wrapperScript(shell, resultsDir, messagePath string) string {
-	return fmt.Sprintf(`%[1]s -c "$1"
-code=$?
+	return fmt.Sprintf(`pid=
+caught=
+forward() { caught=$1; [ -z "$pid" ] || kill -"$1" "$pid" 2>/dev/null; }
+trap 'forward TERM' TERM
+trap 'forward HUP' HUP
+{ %[1]s -c "$1" <&3 3<&- & } 3<&0
+pid=$!
+[ -z "$caught" ] || kill -"$caught" "$pid" 2>/dev/null
+while :; do
+	caught=
+	wait "$pid"
+	code=$?
+	[ -n "$caught" ] || break
+	kill -0 "$pid" 2>/dev/null && continue
+	wait "$pid" 2>/dev/null
+	last=$?
+	[ "$last" -eq 127 ] || code=$last
+	break
+done
 mode=$2
 limit=$3
 shift 3

@@ -65,6 +65,25 @@ func (w *PodStatusWrapper) DeadlineExceeded(i int) *PodStatusWrapper {
 	return w
 }
 
+// OOMKilled reports step i killed for its memory, which fails the Pod.
+func (w *PodStatusWrapper) OOMKilled(i int) *PodStatusWrapper {
+	return w.steps(corev1.PodFailed, i, w.terminated(137, "OOMKilled"))
+}
+
+// StartError reports that the runtime could not start step i, as containerd
+// says it (exit code 128, the runtime's message), which fails the Pod.
+func (w *PodStatusWrapper) StartError(i int, message string) *PodStatusWrapper {
+	state := w.terminated(128, "StartError")
+	state.Terminated.Message = message
+	return w.steps(corev1.PodFailed, i, state)
+}
+
+// Waiting reports step i waiting with reason and message, the steps before
+// it completed and the Pod pending: a container the kubelet cannot make.
+func (w *PodStatusWrapper) Waiting(i int, reason, message string) *PodStatusWrapper {
+	return w.steps(corev1.PodPending, i, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}})
+}
+
 // CannotPull reports the kubelet failing to pull step i's image, waiting
 // with reason (ErrImagePull, ImagePullBackOff) and message: the Pod taken up
 // at the time At set, the steps before i completed at done.

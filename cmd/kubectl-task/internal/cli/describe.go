@@ -16,6 +16,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
+	"github.com/minitask-dev/minitask/internal/eventtime"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -235,7 +236,7 @@ func (d *describer) events(events []corev1.Event, note string) {
 	d.line("  TYPE\tREASON\tAGE\tOBJECT\tMESSAGE")
 	for i := range events {
 		e := &events[i]
-		age := since(runinfo.EventTime(e), d.now)
+		age := since(eventtime.LastSeen(e), d.now)
 		if n := runinfo.EventCount(e); n > 1 {
 			age += fmt.Sprintf(" (x%d)", n)
 		}

@@ -3,12 +3,12 @@ package runinfo
 import (
 	"context"
 	"sort"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/eventtime"
 )
 
 // MaxEvents is how many of a run's latest Events RunEvents returns.
@@ -38,7 +38,7 @@ func RunEvents(ctx context.Context, c client.Reader, run *v1beta1.TaskRun) ([]co
 		}
 	}
 	sort.SliceStable(events, func(i, j int) bool {
-		ti, tj := EventTime(&events[i]), EventTime(&events[j])
+		ti, tj := eventtime.LastSeen(&events[i]), eventtime.LastSeen(&events[j])
 		if !ti.Equal(tj) {
 			return ti.Before(tj)
 		}
@@ -48,21 +48,6 @@ func RunEvents(ctx context.Context, c client.Reader, run *v1beta1.TaskRun) ([]co
 		events = events[len(events)-MaxEvents:]
 	}
 	return events, nil
-}
-
-// EventTime is when an Event was last seen, whichever API wrote it.
-func EventTime(e *corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.FirstTimestamp.IsZero():
-		return e.FirstTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
 }
 
 // EventCount is how often an Event was seen.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
+	"github.com/minitask-dev/minitask/internal/eventtime"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -173,7 +174,7 @@ func NewRunEvents(events []corev1.Event, note string, now time.Time) RunEvents {
 	for i := range events {
 		ev := &events[i]
 		row := EventRow{Type: ev.Type, Reason: ev.Reason, Object: ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name,
-			Message: ev.Message, Seen: Time{Ago: since(runinfo.EventTime(ev), now) + " ago", ISO: runinfo.EventTime(ev).UTC().Format(time.RFC3339)}}
+			Message: ev.Message, Seen: Time{Ago: since(eventtime.LastSeen(ev), now) + " ago", ISO: eventtime.LastSeen(ev).UTC().Format(time.RFC3339)}}
 		if n := runinfo.EventCount(ev); n > 1 {
 			row.Count = "×" + strconv.Itoa(int(n))
 		}

@@ -79,66 +79,90 @@ func TestImagePullTimeout(t *testing.T) {
 	})
 }
 
-// TestImagePullFailedAfterALostStatusWrite makes the status write that ends
-// a run ImagePullFailed conflict with another write to the run, once. The
-// next reconcile must decide the same outcome, not a PodFailed that the
-// run's retries would retry: the Pod, which shows the failing pull, is
-// stopped only after the status that says ImagePullFailed has landed.
-func TestImagePullFailedAfterALostStatusWrite(t *testing.T) {
-	h := newHarness(t)
+// TestHeldRunAfterALostStatusWrite makes the status write that ends a run
+// held back too long (ImagePullFailed, PodConfigFailed) conflict with
+// another write to the run, once. The next reconcile must decide the same
+// outcome, not a PodFailed that the run's retries would retry: the Pod,
+// which shows the hold, is stopped only after the status that says so has
+// landed.
+func TestHeldRunAfterALostStatusWrite(t *testing.T) {
 	const timeout = 2 * time.Second
-	h.startControllerOn(t, func(c client.Client) client.Client { return &writeBeforeImagePullFailed{Client: c} },
-		func(r *controllers.TaskRunReconciler) { r.ImagePullTimeout = timeout })
-	h.Create(t, twoSteps("t"), retrying(wrappers.TaskRun("", "unlucky", "t").Obj(), 2))
-	h.Kubelet(t, "unlucky-pod", func(w *wrappers.PodStatusWrapper) {
-		w.At(time.Now().Truncate(time.Second)).CannotPull(0, "ImagePullBackOff", `Back-off pulling image "alpine:3"`, time.Time{})
-	})
-	run := h.waitForCondition(t, "unlucky", condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
-		`step "first" could not pull image "alpine:3" for 2s: ImagePullBackOff: Back-off pulling image "alpine:3"`})
-	if run.Labels[concurrentWriteLabel] == "" {
-		t.Fatal("no write came before the ImagePullFailed status write: the test did not make it conflict")
+	tests := map[string]struct {
+		reason v1beta1.TaskRunReason
+		hold   func(*wrappers.PodStatusWrapper)
+		want   string
+	}{
+		"an image that cannot be pulled": {
+			reason: v1beta1.ReasonImagePullFailed,
+			hold: func(w *wrappers.PodStatusWrapper) {
+				w.At(time.Now().Truncate(time.Second)).CannotPull(0, "ImagePullBackOff", `Back-off pulling image "alpine:3"`, time.Time{})
+			},
+			want: `step "first" could not pull image "alpine:3" for 2s: ImagePullBackOff: Back-off pulling image "alpine:3"`,
+		},
+		"a missing Secret": {
+			reason: v1beta1.ReasonPodConfigFailed,
+			hold: func(w *wrappers.PodStatusWrapper) {
+				w.Waiting(0, "CreateContainerConfigError", `secret "git" not found`)
+			},
+			want: `step "first" could not start for 2s: CreateContainerConfigError: secret "git" not found`,
+		},
 	}
-	if len(run.Status.Attempts) != 0 {
-		t.Errorf("ImagePullFailed after a lost status write was retried: attempts %+v", run.Status.Attempts)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.startControllerOn(t, func(c client.Client) client.Client { return &writeBeforeEnding{Client: c, reason: tc.reason} },
+				func(r *controllers.TaskRunReconciler) { r.ImagePullTimeout, r.PodConfigTimeout = timeout, timeout })
+			h.Create(t, twoSteps("t"), retrying(wrappers.TaskRun("", "unlucky", "t").Obj(), 2))
+			h.Kubelet(t, "unlucky-pod", tc.hold)
+			run := h.waitForCondition(t, "unlucky", condition{metav1.ConditionFalse, tc.reason, tc.want})
+			if run.Labels[concurrentWriteLabel] == "" {
+				t.Fatalf("no write came before the %s status write: the test did not make it conflict", tc.reason)
+			}
+			if len(run.Status.Attempts) != 0 {
+				t.Errorf("%s after a lost status write was retried: attempts %+v", tc.reason, run.Status.Attempts)
+			}
+			for _, step := range run.Status.Steps {
+				if step.State != v1beta1.StepTerminated {
+					t.Errorf("step %q of a run that ended %s is %s, want Terminated", step.Name, tc.reason, step.State)
+				}
+			}
+			// The status landed: the Pod, which no step started, is deleted.
+			testenv.Eventually(t, func() (bool, string) {
+				return isNotFound(h.Key("unlucky-pod"), &corev1.Pod{}), "it still exists"
+			}, "Pod unlucky-pod to be deleted")
+		})
 	}
-	for _, step := range run.Status.Steps {
-		if step.State != v1beta1.StepTerminated {
-			t.Errorf("step %q of a run that ended ImagePullFailed is %s, want Terminated", step.Name, step.State)
-		}
-	}
-	// The status landed: the Pod, which no step started, is deleted.
-	testenv.Eventually(t, func() (bool, string) {
-		return isNotFound(h.Key("unlucky-pod"), &corev1.Pod{}), "it still exists"
-	}, "Pod unlucky-pod to be deleted")
 }
 
-// concurrentWriteLabel is the label writeBeforeImagePullFailed writes.
+// concurrentWriteLabel is the label writeBeforeEnding writes.
 const concurrentWriteLabel = "test.minitask.dev/concurrent-write"
 
-// writeBeforeImagePullFailed is a client that, before the first status patch
-// ending a run ImagePullFailed, writes a label to the run, as another client
-// might at that moment: the patch, locked to the run as the reconcile read
-// it, then fails with a Conflict, and the label's watch event reconciles the
-// run again.
-type writeBeforeImagePullFailed struct {
+// writeBeforeEnding is a client that, before the first status patch ending a
+// run with reason, writes a label to the run, as another client might at
+// that moment: the patch, locked to the run as the reconcile read it, then
+// fails with a Conflict, and the label's watch event reconciles the run
+// again.
+type writeBeforeEnding struct {
 	client.Client
-	done atomic.Bool
+	reason v1beta1.TaskRunReason
+	done   atomic.Bool
 }
 
-func (c *writeBeforeImagePullFailed) Status() client.SubResourceWriter {
+func (c *writeBeforeEnding) Status() client.SubResourceWriter {
 	return writeBeforeStatus{SubResourceWriter: c.Client.Status(), c: c}
 }
 
 type writeBeforeStatus struct {
 	client.SubResourceWriter
-	c *writeBeforeImagePullFailed
+	c *writeBeforeEnding
 }
 
 func (s writeBeforeStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	run, ok := obj.(*v1beta1.TaskRun)
 	if ok {
 		ended := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
-		if ended != nil && ended.Reason == string(v1beta1.ReasonImagePullFailed) && s.c.done.CompareAndSwap(false, true) {
+		if ended != nil && ended.Reason == string(s.c.reason) && s.c.done.CompareAndSwap(false, true) {
 			label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+concurrentWriteLabel+`":"yes"}}}`))
 			other := &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}}
 			if err := s.c.Patch(ctx, other, label); err != nil {
