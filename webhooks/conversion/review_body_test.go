@@ -164,6 +164,10 @@ type answerSink struct {
 
 const answerSinkKeeps = 512
 
+// EnableFullDuplex lets the handler answer while it reads, as net/http's
+// own writer does (http.ResponseController).
+func (s *answerSink) EnableFullDuplex() error { return nil }
+
 func (s *answerSink) Header() http.Header {
 	if s.header == nil {
 		s.header = http.Header{}
