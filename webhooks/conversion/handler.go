@@ -31,12 +31,31 @@ const (
 	HandlerControllerRuntime = "controller-runtime"
 )
 
-// MaxReviewBytes bounds a ConversionReview's body. The API server sends a
-// whole LIST page, or a whole LIST its watch cache answers, in one review:
-// 10,000 Tasks of 10 KB make about 105 MB (docs/benchmarks.md). The bound is
-// more than twice that, and keeps a runaway or hostile body from taking the
-// manager's memory without limit.
-const MaxReviewBytes = 256 << 20
+// The body's bound comes from what the manager's Deployment
+// (config/manager) can hold. A review in the order the API server writes
+// it (its desiredAPIVersion before its objects) is converted as it is
+// read, in a few MB whatever its size (reviewStream). One that lists its
+// objects first is held whole until its desiredAPIVersion comes: in its
+// bytes and a little more. The bound is what the Deployment leaves that
+// one.
+const (
+	// deployedMemoryLimit is the GOMEMLIMIT config/manager/manager.yaml
+	// gives the manager (TestReviewAtTheBoundFitsTheDeployment reads it
+	// there).
+	deployedMemoryLimit = 200 << 20
+	// managerHeap is the heap the rest of the manager holds at the scale
+	// target: 33 MB after a collection with 10,000 runs and their Pods
+	// cached (docs/benchmarks.md, "4. Memory"), and half as much again.
+	managerHeap = 48 << 20
+	// MaxReviewBytes bounds a ConversionReview's body: a bigger one gets
+	// HTTP 413. A review held whole at the bound, with a tenth more for the
+	// collector to work in, and the manager's heap stay under
+	// deployedMemoryLimit (TestReviewAtTheBoundFitsTheDeployment). It
+	// admits the scale target's LIST of 10,000 Tasks of 10 KB in one
+	// review (105 MB through the API server, 127 MB with the benchmarks'
+	// metadata).
+	MaxReviewBytes = 128 << 20
+)
 
 // handler serves ConversionReviews like controller-runtime's handler, with
 // the same converters, but converts each object on its own: an object that
