@@ -96,12 +96,15 @@ type objectJob struct {
 }
 
 // take holds value, the next object of the request the review is decoded
-// into, or converts it once the review streams.
+// into, or converts it once the review streams; once the review has
+// failed, it stops the reading.
 func (s *reviewStream) take(value jsontext.Value) error {
-	if s.started {
+	held := &s.req.Objects.held
+	switch {
+	case s.stop.Load():
+	case s.started:
 		s.add(bytes.Clone(value), nil)
-	} else {
-		held := &s.req.Objects.held
+	default:
 		held.add(value)
 		if held.bytes < s.h.streamAfter || s.req.DesiredAPIVersion == "" || !s.canStream() {
 			return nil
