@@ -192,7 +192,7 @@ func readArray(dec *jsontext.Decoder, what string, begin, each func() error) err
 // as encoding/json's Decoder does; what follows it is not read. size is
 // the body's length if known (its Content-Length), else -1.
 //
-// A body of a known size that cannot stream (streamAfterBytes) is read
+// A body of a known size too small to stream (streamAfterBytes) is read
 // whole first, into a buffer of its size: the decoder then parses it in
 // place, and its objects are held where they lie in it. Any other is
 // decoded as it is read, its objects copied out of the decoder's buffer.
