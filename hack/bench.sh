@@ -7,7 +7,8 @@
 #   hack/bench.sh                 every suite; writes docs/benchmarks.md
 #   hack/bench.sh SUITE...        some of them; writes bin/bench/benchmarks.md
 #
-# Suites: conversion (the conversion handler in-process, against its floor),
+# Suites: conversion (the conversion handler in-process, against its floor,
+# and its peak heap),
 # envtest (conversion over HTTPS, LIST through conversion, the cold LIST
 # after a kube-apiserver restart, v1beta1 write latency with and without
 # conversion reviews, the storage migration: against a
@@ -36,6 +37,8 @@ commands() {
 		# within minutes; the median of three keeps one slow stretch from
 		# deciding a ratio.
 		echo "go test -run=^$ -bench=ConversionHandler -benchmem -count=3 -benchtime=0.5s -timeout=30m ./webhooks/conversion/"
+		# One review each: the peak of a run is what it measures.
+		echo "go test -run=^$ -bench=ConversionPeakHeap -benchtime=1x -timeout=30m ./webhooks/conversion/"
 		;;
 	envtest)
 		echo "go test -run=^$ -bench=ConversionHTTPS|ListThroughConversion|WriteLatency -benchtime=1x -timeout=30m ./webhooks/conversion/"

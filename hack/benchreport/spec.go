@@ -23,6 +23,8 @@ type goal struct {
 var goals = []goal{
 	{what: "conversion handler, every size and direction, within 1.5x of the faster decode+encode",
 		base: "ConversionHandler", mode: "convert", unit: unitRatioToFloor, limit: 1.5},
+	{what: "peak heap of one review of 10,000 × 10 KB Tasks, as the API server writes it", base: "ConversionPeakHeap",
+		keys: map[string]string{"objects": "10000", "order": "api-server"}, unit: "peak-heap-MB", limit: 40, strict: true},
 	{what: "HTTPS p99, 1 object", base: "ConversionHTTPS", keys: map[string]string{"objects": "1"},
 		unit: "p99-ms", limit: 5, strict: true},
 	{what: "HTTPS p99, 1,500 × 10 KB Tasks", base: "ConversionHTTPS",
@@ -92,6 +94,16 @@ var sections = []section{
 			{"allocs", "", "allocs/op", count}, {"floor allocs", "floor", "allocs/op", count},
 			{"memory", "", "B/op", megabytes}, {"throughput", "", "MB/s", perSecond("MB")},
 		},
+	},
+	{
+		title: "1b. Conversion memory",
+		about: "The most heap the handler takes at once for one review, over what was live before (sampled every " +
+			"100 µs, the collector at GOGC=10 so that it reads the live heap to within a tenth): in the order the API " +
+			"server writes a review, its desiredAPIVersion before its objects, which the handler converts as it reads; " +
+			"and with its objects first, which it must hold whole. The review is written as the handler reads it and " +
+			"the answer dropped as it is written, so that neither counts.",
+		base: "ConversionPeakHeap", rowKeys: []string{"kind", "to", "objects", "order"},
+		columns: []column{{"review", "", "review-MB", mb}, {"peak heap", "", "peak-heap-MB", mb}},
 	},
 	{
 		title: "2. Conversion over HTTPS",

@@ -13,9 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// This file is the handler's only contact with a JSON codec:
+// This file and answer.go are the handler's only contact with a JSON codec:
 // github.com/go-json-experiment/json, the future encoding/json/v2, which
-// reads a review and writes its answer in one pass each. encoding/json,
+// reads a review as it comes in and writes its answer as each object is
+// converted, in one pass each (review_stream.go). encoding/json,
 // through apiextensions' ConversionReview, took five: the review, each
 // object's bytes copied out of it, the typed decode, the typed encode
 // into a RawExtension, and that RawExtension validated and copied again
@@ -30,9 +31,10 @@ import (
 // does (encoding/json: names in any case, the first JSON value of the body,
 // duplicate names and invalid UTF-8 accepted), but for encoding/json's check
 // of the whole value's syntax before decoding it: a second pass over the
-// body (100 MB for a LIST of 10,000 Tasks) that changes nothing here, since
-// a review that fails to decode, for whatever reason, is answered 400 and
-// dropped.
+// body (100 MB for a LIST of 10,000 Tasks), which would hold a body that
+// streams whole, and changes nothing here, since a review that fails to
+// decode, for whatever reason, is answered 400 (or failed, once its answer
+// has begun) and dropped.
 var reviewOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
 
 // answerOptions write an answer as encoding/json would, map keys sorted,
@@ -54,137 +56,167 @@ var objectOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.MatchCa
 var typedObjectOptions = jsonv2.JoinOptions(objectOptions, jsonv1.ReportErrorsWithLegacySemantics(false))
 
 // conversionReview is apiextensions.k8s.io/v1 ConversionReview as the
-// handler reads and writes it: its objects are kept as their JSON text on
-// the way in, and written as what they are (a typed object, or the JSON of
-// an object passed through) on the way out, so that no object is encoded
-// twice.
+// handler reads it: its request's objects are held as their JSON text, or
+// handed to the conversion as they are read (objectList). The answer is
+// written by answer.go, as its objects are converted.
 type conversionReview struct {
 	metav1.TypeMeta `json:",inline"`
 	Request         *conversionRequest  `json:"request,omitempty"`
 	Response        *conversionResponse `json:"response,omitempty"`
 }
 
+// newConversionReview is a review to decode into: its request is made
+// beforehand, so that the handler can hand its objects a reviewStream.
+func newConversionReview() *conversionReview {
+	return &conversionReview{Request: &conversionRequest{}}
+}
+
+// request is the review's request, nil if the body gave none: no member,
+// or null last.
+func (r *conversionReview) request() *conversionRequest {
+	if r.Request == nil || !r.Request.given {
+		return nil
+	}
+	return r.Request
+}
+
 type conversionRequest struct {
 	UID               types.UID  `json:"uid"`
 	DesiredAPIVersion string     `json:"desiredAPIVersion"`
-	Objects           rawObjects `json:"objects"`
+	Objects           objectList `json:"objects"`
+
+	// given is whether the body gave this request (newConversionReview
+	// makes one that a body may never fill).
+	given bool
 }
 
-// rawObjects are a review's objects, each the JSON text of one, kept where
-// it lies in the review's body rather than copied out of it: 100 MB less to
-// allocate and copy for a LIST of 10,000 Tasks of 10 KB. This holds only
-// because decodeReview's decoder parses the body in place, from a
-// bytes.Buffer that nothing writes to once read (jsontext.NewDecoder); the
-// values then stay valid for as long as the body is kept.
-type rawObjects []jsontext.Value
+// requestMembers is conversionRequest without its method, decoded member
+// by member as the library decodes any struct: names in any case, the last
+// of a name given twice winning, as encoding/json.
+type requestMembers conversionRequest
 
-// UnmarshalJSONFrom reads a JSON array of values, or null.
-func (o *rawObjects) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// UnmarshalJSONFrom marks the request given, and decodes it.
+func (r *conversionRequest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	r.given = true
+	return jsonv2.UnmarshalDecode(dec, (*requestMembers)(r), dec.Options())
+}
+
+// objectList is a request's objects, each the JSON text of one: held
+// (heldObjects) until their review streams, then handed to its
+// reviewStream as each is read.
+type objectList struct {
+	held heldObjects
+	// stream is the review's, on the request the handler decodes into;
+	// nil on one the decoder made itself (a request given again after a
+	// null), whose objects are only held.
+	stream *reviewStream
+}
+
+// UnmarshalJSONFrom reads a JSON array of values, or null. A list given
+// again replaces the one before, as in encoding/json.
+func (o *objectList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return readArray(dec, "objects", o.replace, func() error {
+		value, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		return o.take(value)
+	})
+}
+
+// replace drops what the list held before; one whose objects began to be
+// converted cannot drop them, and says so to its stream.
+func (o *objectList) replace() error {
+	if o.stream != nil && o.stream.started {
+		return o.stream.objectsGivenAgain()
+	}
+	o.held.reset()
+	return nil
+}
+
+// take holds value, or hands it to the stream once the review streams; it
+// is valid only until the next read (jsontext.Decoder.ReadValue).
+func (o *objectList) take(value jsontext.Value) error {
+	if o.stream == nil {
+		o.held.add(value)
+		return nil
+	}
+	return o.stream.take(value)
+}
+
+// conversionResponse is the response member a request may carry (the API
+// server sends an empty one): read, so that what encoding/json refuses is
+// refused, and dropped.
+type conversionResponse struct {
+	UID              types.UID     `json:"uid"`
+	ConvertedObjects skippedValues `json:"convertedObjects"`
+	Result           metav1.Status `json:"result"`
+}
+
+// skippedValues reads a JSON array of values, or null, and keeps only how
+// many values it held.
+type skippedValues int
+
+func (n *skippedValues) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return readArray(dec, "convertedObjects", func() error { *n = 0; return nil }, func() error {
+		*n++
+		return dec.SkipValue()
+	})
+}
+
+// readArray reads a JSON array or null, the member what of an object:
+// begin once it knows which, then each with the decoder at each value.
+func readArray(dec *jsontext.Decoder, what string, begin, each func() error) error {
 	token, err := dec.ReadToken()
 	switch {
 	case err != nil:
 		return err
 	case token.Kind() == 'n':
-		*o = nil
-		return nil
+		return begin()
 	case token.Kind() != '[':
-		return fmt.Errorf("objects: a JSON %s, want an array", token.Kind())
+		return fmt.Errorf("%s: a JSON %s, want an array", what, token.Kind())
 	}
-	objects := rawObjects{}
+	if err := begin(); err != nil {
+		return err
+	}
 	for dec.PeekKind() != ']' {
-		value, err := dec.ReadValue()
-		if err != nil {
+		if err := each(); err != nil {
 			return err
 		}
-		objects = append(objects, value)
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	*o = objects
-	return nil
+	_, err = dec.ReadToken()
+	return err
 }
 
-type conversionResponse struct {
-	UID types.UID `json:"uid"`
-	// ConvertedObjects are the JSON of each object converted, or passed
-	// through, as encodeObject and withAPIVersion wrote it.
-	ConvertedObjects []jsontext.Value `json:"convertedObjects"`
-	Result           metav1.Status    `json:"result"`
-}
-
-// decodeReview reads a ConversionReview from the first JSON value of body,
+// readReview reads a ConversionReview from the first JSON value of body,
 // as encoding/json's Decoder does; what follows it is not read. size is
-// the body's length if known (its Content-Length), else 0 or less.
+// the body's length if known (its Content-Length), else -1.
 //
-// The body is read whole first, into a buffer of its size: the decoder
-// then parses it in place, where reading from a stream would copy it into
-// a buffer doubled again and again (for a 100 MB review, 200 MB more).
-func decodeReview(body io.Reader, size int64) (*conversionReview, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
+// A body of a known size too small to stream (streamAfterBytes) is read
+// whole first, into a buffer of its size: the decoder then parses it in
+// place, and its objects are held where they lie in it. Any other is
+// decoded as it is read, its objects copied out of the decoder's buffer.
+func readReview(body io.Reader, size int64, review *conversionReview) error {
+	if size < 0 || size > streamAfterBytes {
+		return decodeReview(body, review)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
 	if _, err := buf.ReadFrom(body); err != nil {
-		return nil, err
-	}
-	review := &conversionReview{}
-	if err := jsonv2.UnmarshalDecode(jsontext.NewDecoder(buf, reviewOptions), review, reviewOptions); err != nil {
-		return nil, err
-	}
-	return review, nil
-}
-
-// encodeReview writes review, its response's objects as they are: each is
-// JSON this package wrote (encodeObject, withAPIVersion), so that it need
-// not be read again to be checked, as an encoder would (the converted
-// objects of a large review are most of the time left to spend).
-func encodeReview(w io.Writer, review *conversionReview) error {
-	response := review.Response
-	if response == nil || response.ConvertedObjects == nil {
-		return jsonv2.MarshalWrite(w, review, answerOptions)
-	}
-	// {"kind":...,"apiVersion":...,"response":{"convertedObjects":[...],"uid":...,"result":...}}
-	head, err := jsonv2.Marshal(review.TypeMeta, answerOptions)
-	if err != nil {
 		return err
 	}
-	tail, err := jsonv2.Marshal(struct {
-		UID    types.UID     `json:"uid"`
-		Result metav1.Status `json:"result"`
-	}{response.UID, response.Result}, answerOptions)
-	if err != nil {
-		return err
+	if review.Request != nil {
+		review.Request.Objects.held.inPlace = true
 	}
-	out := &errWriter{w: w}
-	out.Write(head[:len(head)-1]) // the type's members, without the closing brace
-	if len(head) > 2 {
-		out.WriteComma()
-	}
-	out.WriteString(`"response":{"convertedObjects":[`)
-	for i, object := range response.ConvertedObjects {
-		if i > 0 {
-			out.WriteComma()
-		}
-		out.Write(object)
-	}
-	out.WriteString("],")
-	out.Write(tail[1:]) // the response's other members, and its closing brace
-	out.WriteString("}")
-	return out.err
+	return decodeReview(buf, review)
 }
 
-// errWriter writes to w until a write fails, and keeps that error.
-type errWriter struct {
-	w   io.Writer
-	err error
+// decodeReview decodes the first JSON value of src into review. From a
+// bytes.Buffer, which nothing writes to once read, the decoder parses in
+// place (jsontext.NewDecoder), and the values it reads stay valid for as
+// long as the buffer is kept.
+func decodeReview(src io.Reader, review *conversionReview) error {
+	return jsonv2.UnmarshalDecode(jsontext.NewDecoder(src, reviewOptions), review, reviewOptions)
 }
-
-func (e *errWriter) Write(p []byte) {
-	if e.err == nil {
-		_, e.err = e.w.Write(p)
-	}
-}
-
-func (e *errWriter) WriteString(s string) { e.Write([]byte(s)) }
-func (e *errWriter) WriteComma()          { e.WriteString(",") }
 
 // encodeObject writes a converted object's JSON.
 func encodeObject(object any) (jsontext.Value, error) {

@@ -1,6 +1,8 @@
 package conversion
 
 import (
+	"fmt"
+	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -157,4 +159,19 @@ func jsonName(f reflect.StructField) string {
 		return ""
 	}
 	return name
+}
+
+// TestDocsStateTheBodyBound holds the bound that docs/conversion.md and
+// docs/install.md give operators to MaxReviewBytes.
+func TestDocsStateTheBodyBound(t *testing.T) {
+	want := fmt.Sprintf("bounded at %d MiB (`MaxReviewBytes`)", MaxReviewBytes>>20)
+	for _, doc := range []string{conversionDoc, "../../docs/install.md"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(string(data)), " "), want) {
+			t.Errorf("%s does not say the body is %s", doc, want)
+		}
+	}
 }

@@ -42,6 +42,7 @@ func TestThroughAPIServer(t *testing.T) {
 		"hostile objects among random ones":                testHostileObjectsThroughAPIServer,
 		"a v1alpha1 step edit keeps the step's additions":  testStepEditsThroughV1alpha1,
 		"results, retries and attempts through v1alpha1":   testRunSemanticsThroughV1alpha1,
+		"an object over the stream bound, both ways":       testObjectOverTheStreamBoundThroughAPIServer,
 	} {
 		t.Run(name, test)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/go-logr/logr"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,12 +31,31 @@ const (
 	HandlerControllerRuntime = "controller-runtime"
 )
 
-// MaxReviewBytes bounds a ConversionReview's body. The API server sends a
-// whole LIST page, or a whole LIST its watch cache answers, in one review:
-// 10,000 Tasks of 10 KB make about 105 MB (docs/benchmarks.md). The bound is
-// more than twice that, and keeps a runaway or hostile body from taking the
-// manager's memory without limit.
-const MaxReviewBytes = 256 << 20
+// The body's bound comes from what the manager's Deployment
+// (config/manager) can hold. A review in the order the API server writes
+// it (its desiredAPIVersion before its objects) is converted as it is
+// read, in a few MB whatever its size (reviewStream). One that lists its
+// objects first is held whole until its desiredAPIVersion comes: in its
+// bytes and a little more. The bound is what the Deployment leaves that
+// one.
+const (
+	// deployedMemoryLimit is the GOMEMLIMIT config/manager/manager.yaml
+	// gives the manager (TestReviewAtTheBoundFitsTheDeployment reads it
+	// there).
+	deployedMemoryLimit = 200 << 20
+	// managerHeap is the heap the rest of the manager holds at the scale
+	// target: 33 MB after a collection with 10,000 runs and their Pods
+	// cached (docs/benchmarks.md, "4. Memory"), and half as much again.
+	managerHeap = 48 << 20
+	// MaxReviewBytes bounds a ConversionReview's body: a bigger one gets
+	// HTTP 413. A review held whole at the bound, with a tenth more for the
+	// collector to work in, and the manager's heap stay under
+	// deployedMemoryLimit (TestReviewAtTheBoundFitsTheDeployment). It
+	// admits the scale target's LIST of 10,000 Tasks of 10 KB in one
+	// review (105 MB through the API server, 127 MB with the benchmarks'
+	// metadata).
+	MaxReviewBytes = 128 << 20
+)
 
 // handler serves ConversionReviews like controller-runtime's handler, with
 // the same converters, but converts each object on its own: an object that
@@ -49,64 +67,55 @@ type handler struct {
 	registry crconversion.Registry
 	log      logr.Logger
 	maxBytes int64 // MaxReviewBytes; tests lower it
+	// streamAfter is streamAfterBytes; tests lower it, to stream small
+	// reviews.
+	streamAfter int
 }
 
 // NewHandler returns the conversion webhook's handler, which converts with
 // the converters registered in registry (webhook builders' WithConverter
 // fill the manager's) between the versions scheme knows.
 func NewHandler(scheme *runtime.Scheme, registry crconversion.Registry) http.Handler {
-	return &handler{scheme: scheme, registry: registry, log: ctrl.Log.WithName("conversion-webhook"), maxBytes: MaxReviewBytes}
+	return &handler{scheme: scheme, registry: registry, log: ctrl.Log.WithName("conversion-webhook"),
+		maxBytes: MaxReviewBytes, streamAfter: streamAfterBytes}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	review, err := decodeReview(http.MaxBytesReader(w, r.Body, h.maxBytes), min(r.ContentLength, h.maxBytes))
+	if r.ContentLength > h.maxBytes {
+		h.refuseTooLarge(w, &http.MaxBytesError{Limit: h.maxBytes})
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, h.maxBytes)
+	review := newConversionReview()
+	s := &reviewStream{h: h, ctx: r.Context(), w: w, r: r, body: body, req: review.Request, answer: answer{out: errWriter{w: w}}}
+	review.Request.Objects.stream = s
+	err := readReview(body, r.ContentLength, review)
+	if s.started { // streamed: the answer has begun
+		s.end(review, err)
+		return
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		h.log.Error(err, "Refusing a conversion review over the size bound", "limit", h.maxBytes)
-		http.Error(w, fmt.Sprintf("conversion review over %d bytes", h.maxBytes), http.StatusRequestEntityTooLarge)
+		h.refuseTooLarge(w, err)
 		return
 	case err != nil:
 		h.log.Error(err, "Cannot read a conversion review")
 		w.WriteHeader(http.StatusBadRequest)
 		return
-	case review.Request == nil:
+	case review.request() == nil:
 		h.log.Error(nil, "Conversion review without a request")
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-
-	ctx := withReview(r.Context(), h.log, review.Request.UID)
-	response := h.convertReview(ctx, review.Request)
-	response.UID = review.Request.UID
-	review.Response, review.Request = response, nil
-	if err := encodeReview(w, review); err != nil {
-		h.log.Error(err, "Cannot write a conversion response")
-	}
+	s.start(review.request())
+	s.end(review, nil)
 }
 
-// convertReview converts every object of req to its desired version. It
-// fails the whole review only where controller-runtime's handler would for
-// any object: a kind or version it does not know, or a panic. Those it
-// finds first, by reading each object's apiVersion and kind, before it
-// converts any object.
-func (h *handler) convertReview(ctx context.Context, req *conversionRequest) *conversionResponse {
-	desired, err := schema.ParseGroupVersion(req.DesiredAPIVersion)
-	if err != nil {
-		return failure(fmt.Errorf("desired version %q: %w", req.DesiredAPIVersion, err))
-	}
-	plans := make([]conversionPlan, len(req.Objects))
-	for i, raw := range req.Objects {
-		if plans[i], err = h.plan(raw, desired); err != nil {
-			reviewLog(ctx).Error(err, "Failing a conversion review", "object", i)
-			return failure(fmt.Errorf("object %d: %w", i, err))
-		}
-	}
-	objects, err := convertAll(ctx, h, req.Objects, plans)
-	if err != nil {
-		return failure(err)
-	}
-	return &conversionResponse{ConvertedObjects: objects, Result: metav1.Status{Status: metav1.StatusSuccess}}
+// refuseTooLarge answers a review over the bound, for which err says so.
+func (h *handler) refuseTooLarge(w http.ResponseWriter, err error) {
+	h.log.Error(err, "Refusing a conversion review over the size bound", "limit", h.maxBytes)
+	http.Error(w, fmt.Sprintf("conversion review over %d bytes", h.maxBytes), http.StatusRequestEntityTooLarge)
 }
 
 // conversionPlan is how one object converts: from its version, through its
@@ -191,9 +200,4 @@ func (h *handler) passThrough(ctx context.Context, raw []byte, plan conversionPl
 		"kind", from.Kind, "namespace", name.Namespace, "name", name.Name,
 		"apiVersion", from.GroupVersion().String(), "desiredAPIVersion", desired.String())
 	return out, nil
-}
-
-// failure is the response that fails a whole review with err's message.
-func failure(err error) *conversionResponse {
-	return &conversionResponse{Result: metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}}
 }

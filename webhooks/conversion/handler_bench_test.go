@@ -36,7 +36,7 @@ var benchmarkSizes = []int{1, 100, 1500, 10000}
 // and the handler's own, json/v2 ("floor"). The handler does that same work
 // plus converting each object, so the ratio to the faster floor is what
 // conversion itself costs. The floors run on one goroutine; the handler
-// converts a large review's objects on every processor (convertAll).
+// converts a large review's objects on every processor (reviewStream).
 //
 // "paired" measures the handler and the codec's floor turn about, on the
 // same review, and reports each one's time per review (convert-ns/op,
@@ -97,7 +97,7 @@ type handlerMode struct {
 
 // serveReview posts one review body to h and fails unless it answers 200.
 func serveReview(b *testing.B, h http.Handler, body []byte) {
-	recorder := httptest.NewRecorder()
+	recorder := newRecorder()
 	h.ServeHTTP(recorder, httptest.NewRequest(http.MethodPost, "/convert", bytes.NewReader(body)))
 	if recorder.Code != http.StatusOK || !bytes.Contains(recorder.Body.Bytes(), []byte(`"status":"Success"`)) {
 		b.Fatalf("HTTP %d: %.300s", recorder.Code, recorder.Body.Bytes())
@@ -132,20 +132,20 @@ func (f *decodeEncodeFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(review)
 }
 
-// codecFloor is decodeEncodeFloor with the handler's codec (codec.go):
-// read the review, decode every object into its typed Go struct, and
-// encode a response carrying the objects, on one goroutine. It converts
-// nothing.
+// codecFloor is decodeEncodeFloor with the handler's codec (codec.go,
+// answer.go): read the review, decode every object into its typed Go
+// struct, and encode a response carrying the objects, on one goroutine. It
+// converts nothing.
 type codecFloor struct{ scheme *runtime.Scheme }
 
 func (f *codecFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	review, err := decodeReview(r.Body, r.ContentLength)
-	if err != nil || review.Request == nil {
+	review := newConversionReview()
+	if err := readReview(r.Body, r.ContentLength, review); err != nil || review.request() == nil {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	objects := make([]jsontext.Value, 0, len(review.Request.Objects))
-	for _, raw := range review.Request.Objects {
+	out := answer{out: errWriter{w: w}}
+	for _, raw := range review.Request.Objects.held.values {
 		header, err := decodeHeader(raw)
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)
@@ -155,21 +155,17 @@ func (f *codecFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			err = decodeObject(raw, obj)
 		}
-		var out jsontext.Value
+		var value jsontext.Value
 		if err == nil {
-			out, err = encodeObject(obj)
+			value, err = encodeObject(obj)
 		}
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		objects = append(objects, out)
+		out.object(value)
 	}
-	review.Response = &conversionResponse{
-		UID: review.Request.UID, ConvertedObjects: objects, Result: metav1.Status{Status: metav1.StatusSuccess},
-	}
-	review.Request = nil
-	_ = encodeReview(w, review)
+	_ = out.end(review.Request.UID, metav1.Status{Status: metav1.StatusSuccess}, review.TypeMeta)
 }
 
 // benchmarkInput is one kind in one direction: objects of the other version

@@ -51,7 +51,7 @@ func checkAnswersAsControllerRuntime(tb testing.TB, ours, theirs http.Handler, b
 // JSON values, and whether it converted them.
 func convertedValues(tb testing.TB, h http.Handler, body []byte) ([]any, bool) {
 	tb.Helper()
-	recorder := httptest.NewRecorder()
+	recorder := newRecorder()
 	h.ServeHTTP(recorder, httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body)))
 	var answer apix.ConversionReview
 	if recorder.Code != http.StatusOK || json.Unmarshal(recorder.Body.Bytes(), &answer) != nil ||
@@ -75,20 +75,26 @@ func convertedValues(tb testing.TB, h http.Handler, body []byte) ([]any, bool) {
 func TestHandlerAnswersAsControllerRuntime(t *testing.T) {
 	scheme := newTestScheme(t)
 	ours, theirs := newConversionHandler(t, scheme), newControllerRuntimeHandler(t, scheme)
+	forEachTestReview(t, scheme, func(t *testing.T, body []byte, isInput bool) {
+		if _, ok := convertedValues(t, theirs, body); isInput && !ok {
+			t.Fatal("controller-runtime's handler did not convert the review")
+		}
+		checkAnswersAsControllerRuntime(t, ours, theirs, body)
+	})
+}
+
+// forEachTestReview runs check on a review of every benchmark input
+// (isInput), in sizes that take the handler through one goroutine and
+// through several, streamed and not, and on every fuzz seed.
+func forEachTestReview(t *testing.T, scheme *runtime.Scheme, check func(t *testing.T, body []byte, isInput bool)) {
 	for _, input := range benchmarkInputs(t) {
 		for _, n := range []int{1, 3, 4 * objectsPerWorker} {
 			t.Run(input.Name(n), func(t *testing.T) {
-				body := review(t, scheme, input.To, input.Objects(n)...)
-				if _, ok := convertedValues(t, theirs, body); !ok {
-					t.Fatal("controller-runtime's handler did not convert the review")
-				}
-				checkAnswersAsControllerRuntime(t, ours, theirs, body)
+				check(t, review(t, scheme, input.To, input.Objects(n)...), true)
 			})
 		}
 	}
 	for _, seed := range handlerSeeds(t, scheme) {
-		t.Run(seed.name, func(t *testing.T) {
-			checkAnswersAsControllerRuntime(t, ours, theirs, seed.body)
-		})
+		t.Run(seed.name, func(t *testing.T) { check(t, seed.body, false) })
 	}
 }

@@ -47,11 +47,13 @@ const (
 //
 // Wherever controller-runtime's handler (the --conversion-handler fallback)
 // converts a review, the handler must answer with the same objects
-// (checkAnswersAsControllerRuntime).
+// (checkAnswersAsControllerRuntime). Streamed, as it streams a large
+// review, it must answer as it does read whole (checkStreamsAsWhole).
 func FuzzConversionHandler(f *testing.F) {
 	scheme := newTestScheme(f)
 	handler := newConversionHandler(f, scheme)
 	fallback := newControllerRuntimeHandler(f, scheme)
+	streaming := newStreamingHandler(f, scheme)
 
 	for _, seed := range handlerSeeds(f, scheme) {
 		if got := checkHandler(f, scheme, handler, seed.body); got != seed.want {
@@ -63,6 +65,7 @@ func FuzzConversionHandler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkHandler(t, scheme, handler, body)
 		checkAnswersAsControllerRuntime(t, handler, fallback, body)
+		checkStreamsAsWhole(t, handler, streaming, body)
 	})
 }
 
@@ -135,6 +138,20 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 			`{"apiVersion":"minitask.dev/v1alpha1","kind":"Pipeline","kind":"TaskRun","spec":{"taskRef":"t"}}`), converted},
 		{"an object naming its apiVersion twice, the last of another group", rawReview(betaVersion,
 			`{"kind":"Task","apiVersion":"minitask.dev/v1alpha1","apiVersion":"v1"}`), failed},
+		// What a review streamed must take in any order, and what it may
+		// fail for once its answer has begun.
+		{"objects before desiredAPIVersion and uid", []byte(`{"request":{"objects":[` + finishedJSON +
+			`],"desiredAPIVersion":"minitask.dev/v1alpha1","uid":"1"},"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1"}`), converted},
+		{"uid after the objects", []byte(`{"request":{"desiredAPIVersion":"minitask.dev/v1alpha1","objects":[` + finishedJSON +
+			`],"uid":"1"}}`), converted},
+		{"desiredAPIVersion again after the objects, the first no version", []byte(`{"request":{"uid":"1","desiredAPIVersion":"0",` +
+			`"objects":[` + finishedJSON + `],"DesiredAPIVersion":"minitask.dev/v1alpha1"}}`), converted},
+		{"objects given twice", []byte(`{"request":{"uid":"1","desiredAPIVersion":"minitask.dev/v1alpha1","objects":[` + finishedJSON +
+			`,{"kind":"Pipeline"}],"objects":[` + finishedJSON + `]}}`), converted},
+		{"request null after the objects", []byte(`{"request":{"uid":"1","desiredAPIVersion":"minitask.dev/v1alpha1","objects":[` +
+			finishedJSON + `]},"request":null}`), rejected},
+		{"truncated after an object", []byte(`{"request":{"uid":"1","desiredAPIVersion":"minitask.dev/v1alpha1","objects":[` +
+			finishedJSON + `,`), rejected},
 		{"empty body", nil, rejected},
 		{"truncated JSON", []byte(`{"request":{"uid":`), rejected},
 		{"JSON null", []byte(`null`), rejected},
@@ -157,7 +174,7 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 // keeps, and returns how the handler answered.
 func checkHandler(tb testing.TB, scheme *runtime.Scheme, handler http.Handler, body []byte) handlerOutcome {
 	tb.Helper()
-	recorder := httptest.NewRecorder()
+	recorder := newRecorder()
 	handler.ServeHTTP(recorder, httptest.NewRequest(http.MethodPost, "/convert", bytes.NewReader(body)))
 
 	// The handler reads the review just so: the first JSON value of the body.

@@ -22,11 +22,21 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
+// duplexRecorder is an httptest.ResponseRecorder that lets a handler
+// write while it still reads the body, as net/http's own writer does once
+// told (http.ResponseController's EnableFullDuplex): the recorder alone
+// cannot, and the handler would hold every review whole.
+type duplexRecorder struct{ *httptest.ResponseRecorder }
+
+func (duplexRecorder) EnableFullDuplex() error { return nil }
+
+func newRecorder() duplexRecorder { return duplexRecorder{httptest.NewRecorder()} }
+
 // postReview posts body to h and returns the HTTP status and the answer,
 // when there is one.
-func postReview(t *testing.T, h http.Handler, body []byte) (int, *apix.ConversionResponse) {
+func postReview(t testing.TB, h http.Handler, body []byte) (int, *apix.ConversionResponse) {
 	t.Helper()
-	recorder := httptest.NewRecorder()
+	recorder := newRecorder()
 	h.ServeHTTP(recorder, httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body)))
 	if recorder.Code != http.StatusOK {
 		return recorder.Code, nil
@@ -35,8 +45,9 @@ func postReview(t *testing.T, h http.Handler, body []byte) (int, *apix.Conversio
 	if err := json.Unmarshal(recorder.Body.Bytes(), &answer); err != nil || answer.Response == nil {
 		t.Fatalf("unreadable answer (%v): %s", err, recorder.Body.Bytes())
 	}
-	if answer.Kind != "ConversionReview" || answer.APIVersion != "apiextensions.k8s.io/v1" {
-		t.Errorf("answer is a %s %s, want the request's apiextensions.k8s.io/v1 ConversionReview", answer.APIVersion, answer.Kind)
+	var request metav1.TypeMeta
+	if json.Unmarshal(body, &request) == nil && answer.TypeMeta != request {
+		t.Errorf("answer is a %s %s, want the request's %s %s", answer.APIVersion, answer.Kind, request.APIVersion, request.Kind)
 	}
 	return recorder.Code, answer.Response
 }
@@ -86,17 +97,30 @@ func TestHandlerPassesThroughWhatDoesNotDecode(t *testing.T) {
 	}
 }
 
+// TestHandlerBoundsTheBody: a review over the bound is refused, before it
+// is read when its Content-Length says so, else when the bound is passed.
 func TestHandlerBoundsTheBody(t *testing.T) {
 	scheme := newTestScheme(t)
-	h := NewHandler(scheme, newTestRegistry(t, scheme)).(*handler)
 	body := review(t, scheme, alphaVersion, finishedRun(1))
-	h.maxBytes = int64(len(body))
-	if code, _ := postReview(t, h, body); code != http.StatusOK {
-		t.Errorf("a review of exactly the bound got HTTP %d, want 200", code)
-	}
-	h.maxBytes--
-	if code, _ := postReview(t, h, body); code != http.StatusRequestEntityTooLarge {
-		t.Errorf("a review one byte over the bound got HTTP %d, want 413", code)
+	for name, length := range map[string]int64{"Content-Length": int64(len(body)), "no Content-Length": -1} {
+		t.Run(name, func(t *testing.T) {
+			h := NewHandler(scheme, newTestRegistry(t, scheme)).(*handler)
+			post := func() int {
+				recorder := newRecorder()
+				request := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+				request.ContentLength = length
+				h.ServeHTTP(recorder, request)
+				return recorder.Code
+			}
+			h.maxBytes = int64(len(body))
+			if code := post(); code != http.StatusOK {
+				t.Errorf("a review of exactly the bound got HTTP %d, want 200", code)
+			}
+			h.maxBytes--
+			if code := post(); code != http.StatusRequestEntityTooLarge {
+				t.Errorf("a review one byte over the bound got HTTP %d, want 413", code)
+			}
+		})
 	}
 }
 
