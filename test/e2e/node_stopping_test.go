@@ -193,7 +193,7 @@ func waitLogged(t *testing.T, c *cluster, run *v1beta1.TaskRun, step, text strin
 		}
 		out, err := c.runKubectl(ctx, "logs", "-n", cur.Namespace, runstate.PodName(cur), "-c", runstate.StepContainer(step))
 		if err != nil || !strings.Contains(out, text) {
-			return fmt.Errorf("its log: %q (%v)", out, err)
+			return fmt.Errorf("its log: %q (%w)", out, err)
 		}
 		return nil
 	})

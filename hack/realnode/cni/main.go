@@ -85,8 +85,9 @@ func add(args *skel.CmdArgs) error {
 		return up(args.IfName)
 	})
 	if err != nil {
-		release(conf, args.ContainerID)
-		return fmt.Errorf("setting up %s in %s: %w", args.IfName, args.Netns, err)
+		// The address goes back; the runtime calls DEL for what is left.
+		return errors.Join(fmt.Errorf("setting up %s in %s: %w", args.IfName, args.Netns, err),
+			release(conf, args.ContainerID))
 	}
 	iface := 0
 	return types.PrintResult(&current.Result{
