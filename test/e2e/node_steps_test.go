@@ -240,26 +240,7 @@ func outOfMemory() nodeCase {
 // third, where the test finds the file on this machine.
 func volumeWorkspaces(hostDir string) nodeCase {
 	dir := filepath.Join(hostDir, "claim")
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "node-steps-output"},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			PersistentVolumeSource: corev1.PersistentVolumeSource{
-				HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}},
-			StorageClassName: "",
-		},
-	}
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "output", Namespace: ns},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			StorageClassName: ptr.To(""),
-			VolumeName:       pv.Name,
-			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-		},
-	}
+	pv, pvc := hostPathClaim("output", dir)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}, Data: map[string]string{"greeting": "hello from a ConfigMap"}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "credentials", Namespace: ns}, StringData: map[string]string{"token": "s3cr3t"}}
 	task := wrappers.Task(ns, "volumes").Workspace("settings").Workspace("credentials").Workspace("output").Steps(
@@ -380,26 +361,7 @@ func missingConfigMap() nodeCase {
 // mark in a hostPath claim and exits 1); the second finds the mark and
 // succeeds.
 func retryAfterRealFailure(hostDir string) nodeCase {
-	dir := filepath.Join(hostDir, "retry")
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "node-steps-retry"},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			PersistentVolumeSource: corev1.PersistentVolumeSource{
-				HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}},
-		},
-	}
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "retry-state", Namespace: ns},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			StorageClassName: ptr.To(""),
-			VolumeName:       pv.Name,
-			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-		},
-	}
+	pv, pvc := hostPathClaim("retry-state", filepath.Join(hostDir, "retry"))
 	task := wrappers.Task(ns, "flaky-once").Workspace("state").Steps(
 		v1beta1.Step{Name: "try", Image: alpineImage, Script: `m="$(workspaces.state.path)/tried"
 if [ -f "$m" ]; then echo second attempt; exit 0; fi
@@ -428,6 +390,31 @@ touch "$m"; echo first attempt; exit 1`},
 			}
 		},
 	}
+}
+
+// hostPathClaim is a claim named name in ns, bound to a static volume of
+// its own: the directory dir on this machine, which the node's Pods share
+// with the test.
+func hostPathClaim(name, dir string) (*corev1.PersistentVolume, *corev1.PersistentVolumeClaim) {
+	size := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	rwo := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-steps-" + name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity: size, AccessModes: rwo,
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}},
+		},
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: rwo, StorageClassName: ptr.To(""), VolumeName: pv.Name,
+			Resources: corev1.VolumeResourceRequirements{Requests: size},
+		},
+	}
+	return pv, pvc
 }
 
 // wantOutcome fails the test unless the run ended status/reason.
