@@ -71,7 +71,7 @@ images_archive() {
   local dir=$1 key
   key=$( {
     cat "$repo"/hack/realnode/images/*.go "$repo/go.sum"
-    sha256sum "$dir/steptool" /bin/busybox "$(go env GOROOT)/VERSION"
+    sha256sum "$dir/steptool" /bin/busybox "$(go env GOROOT)/VERSION" | cut -d' ' -f1
   } | sha256sum | cut -c1-16)
   local out=$cache/node-images/$key.tar
   if [ ! -f "$out" ]; then
@@ -79,7 +79,7 @@ images_archive() {
     mkdir -p "$cache/node-images"
     rm -f "$cache"/node-images/*.tar
     (cd "$repo" && go run ./hack/realnode/images -busybox /bin/busybox -steptool "$dir/steptool" \
-      -goroot "$(go env GOROOT)" -o "$out.tmp") && mv "$out.tmp" "$out"
+      -goroot "$(go env GOROOT)" -o "$out.$$.tmp") && mv "$out.$$.tmp" "$out"
   fi
   echo "$out"
 }

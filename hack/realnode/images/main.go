@@ -27,10 +27,12 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -148,7 +150,8 @@ func shellLayer(busybox string) (v1.Layer, error) {
 			"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nnonroot:x:65532:65532:nonroot:/home/nonroot:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
 			"/etc/group":  "root:x:0:\nnonroot:x:65532:\nnogroup:x:65534:\n",
 		}
-		for name, text := range files {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			text := files[name]
 			if err := file(tw, name, []byte(text), 0o644); err != nil {
 				return err
 			}
@@ -165,7 +168,8 @@ func fileLayer(src, dst string) (v1.Layer, error) {
 // memLayer is files with their texts.
 func memLayer(files map[string]string) (v1.Layer, error) {
 	return layer(func(tw *tar.Writer) error {
-		for name, text := range files {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			text := files[name]
 			if err := file(tw, name, []byte(text), 0o644); err != nil {
 				return err
 			}
@@ -211,6 +215,9 @@ func dirLayer(src, dst string, skip ...string) (v1.Layer, error) {
 
 // layer is what write puts in a tar, as a gzip-compressed layer; the tar is
 // written again each time the layer is read, so no layer is held in memory.
+// write must write the same bytes every time (files in a fixed order, not a
+// map's): the diff ID is hashed from one read and the archive written from
+// another, and containerd refuses a layer whose two differ.
 func layer(write func(*tar.Writer) error) (v1.Layer, error) {
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		r, w := io.Pipe()
