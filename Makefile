@@ -149,7 +149,7 @@ else
 endif
 
 # BENCH_SUITES picks some of hack/bench.sh's suites (conversion envtest
-# cluster); then the report goes to bin/bench/benchmarks.md instead.
+# cluster node); then the report goes to bin/bench/benchmarks.md instead.
 BENCH_SUITES ?=
 
 .PHONY: bench
@@ -159,5 +159,5 @@ bench: ## Run every benchmark on this machine (idle, please: ~21 min on 2 cores)
 .PHONY: bench-check
 bench-check: ## Build every benchmark and run the in-process ones once, as CI does (-short skips the rest).
 	@$(TOOLS) kubernetes etcd
-	go vet -tags e2e ./test/e2e/...
+	go vet -tags e2e,e2enode ./test/e2e/...
 	KUBEBUILDER_ASSETS="$(ASSETS)" go test -short -run='^$$' -bench=. -benchtime=1x ./...

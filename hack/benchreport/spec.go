@@ -44,6 +44,16 @@ var goals = []goal{
 	// --default-ttl-after-finished, or back after a long outage) is gone in
 	// under 200 s.
 	{what: "10,000 expired runs deleted with their Pods (TTL)", base: "TTLDeletion", unit: "deletions/s", limit: 50, atLeast: true},
+	// What one more step adds to a TaskRun on a real node (issue 27, item
+	// 4). Where the kubelet learns of a step's end from the runtime's
+	// events (EventedPLEG, containerd 2), a step should cost what starting
+	// a container costs; where it learns at its relist, once a second
+	// (pkg/kubelet/kubelet.go's genericPlegRelistPeriod), no more than that
+	// second and the container's start.
+	{what: "a step of a TaskRun on a real node, kubelet with EventedPLEG (containerd 2)", base: "NodeStepCost",
+		keys: map[string]string{"pleg": "evented", "run": "taskrun"}, unit: "ms/step", limit: 100, strict: true},
+	{what: "a step of a TaskRun on a real node, the kubelet's defaults (a relist a second)", base: "NodeStepCost",
+		keys: map[string]string{"pleg": "generic", "run": "taskrun"}, unit: "ms/step", limit: 1200, strict: true},
 }
 
 // unitRatioToFloor is derived, not printed: a convert result's ns/op over
@@ -235,6 +245,23 @@ var sections = []section{
 			{"CPU: kube-apiserver", "", "kube-apiserver-cpu-s", seconds}, {"CPU: etcd", "", "etcd-cpu-s", seconds},
 			{"CPU: manager", "", "manager-cpu-s", seconds},
 			{"CPU: kube-controller-manager (garbage collector)", "", "kube-controller-cpu-s", seconds},
+		},
+	},
+	{
+		title: "8. What a step costs, on a real node",
+		about: "bin/manager against a local cluster whose one node is a real kubelet with containerd and runc " +
+			"(hack/local-cluster.sh create --real-node). A Task of 1, 3 and 10 script steps that run `true`, from its " +
+			"creation to Succeeded (or a bare Pod's phase Succeeded), one run at a time: as a TaskRun; as the Pod the " +
+			"controller makes (init containers, then the container); as one container running every step's command; " +
+			"and as regular containers each waiting for the one before (chained, as Tekton's entrypoint does; " +
+			"chained-copied for images without a shell, the wait run from a binary an init container copies in). " +
+			"pleg=generic is the kubelet's defaults with Debian's containerd 1.6, pleg=evented the kubelet's " +
+			"EventedPLEG with containerd 2. The cost of a step is the slope of the medians from 1 to 10 steps " +
+			"(docs/lifecycle.md, \"What a step costs\").",
+		base: "NodeStepCost", rowKeys: []string{"pleg", "run", "steps"},
+		columns: []column{
+			{"median", "", "ms/run", ms}, {"p90", "", "p90-ms", ms},
+			{"a step (slope, 1 to 10 steps)", "", "ms/step", ms},
 		},
 	},
 }
