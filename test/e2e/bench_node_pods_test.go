@@ -179,6 +179,9 @@ func chainedPod(name string, task *v1beta1.Task) client.Object {
 	return pod
 }
 
+// copyContainer is chainedCopiedPod's init container, which runs no step.
+const copyContainer = "copy-entrypoint"
+
 // chainedCopiedPod is chainedPod for steps in an image without a shell, as
 // Tekton runs them: an init container copies a static binary (here
 // busybox, standing in for Tekton's entrypoint) into an emptyDir that each
@@ -189,7 +192,7 @@ func chainedCopiedPod(name string, task *v1beta1.Task) client.Object {
 	pod := barePod(name)
 	pod.Spec.Volumes = []corev1.Volume{emptyDir("chain"), emptyDir("tools")}
 	tools := corev1.VolumeMount{Name: "tools", MountPath: toolsDir}
-	pod.Spec.InitContainers = []corev1.Container{{Name: "copy-entrypoint", Image: stepImage,
+	pod.Spec.InitContainers = []corev1.Container{{Name: copyContainer, Image: stepImage,
 		Command: []string{"/bin/cp", "/bin/busybox", busybox}, VolumeMounts: []corev1.VolumeMount{tools}}}
 	n := len(task.Spec.Steps)
 	for i, step := range task.Spec.Steps {

@@ -31,13 +31,19 @@ var stepCounts = []int{1, 3, 10}
 // kubelet, containerd and runc (hack/real-node.sh), how long a run of N
 // steps of `true` takes from its creation to Succeeded, one run at a time:
 // as a minitask TaskRun, as bare Pods of the same steps in the shapes of
-// stepCostRuns, for 1, 3 and 10 steps, on each node of benchNodes. It
-// reports each one's median and p90 of BENCH_NODE_RUNS runs (10) and, for
-// 10 steps, the cost of one more step: the slope of the medians from 1 to
-// 10 steps. Every shape and size takes its turn in each round, so that a
-// machine whose speed drifts slows them all alike. It ignores b.N: run it
-// with -benchtime=1x. Build tag e2enode; it skips, in one line, on a
-// machine that cannot run a real node (hack/real-node.sh check).
+// stepCostRuns, for 1, 3 and 10 steps, on each node of benchNodes. Each run
+// is split in three by containerd's own times (stepClock): until its first
+// step started, its steps (first start to last end), and from the last
+// end until Succeeded was seen. It reports the medians of BENCH_NODE_RUNS
+// runs (10), the p90 of the whole, and, for 10 steps, the cost of one more
+// step: the slope from 1 to 10 steps of the steps' median (ms/step), and of
+// the whole's (run-ms/step, what a user waits, but for whole seconds of
+// noise: the kubelet ends a Pod at its next relist, and the runs, one after
+// another, fall into step with it). Every shape and size takes its turn in
+// each round, so that a machine whose speed drifts slows them all alike.
+// It ignores b.N: run it with -benchtime=1x. Build tag e2enode; it skips,
+// in one line, on a machine that cannot run a real node
+// (hack/real-node.sh check).
 func BenchmarkNodeStepCost(b *testing.B) {
 	skipUnlessRealNode(b)
 	runs := 10
@@ -66,16 +72,17 @@ func BenchmarkNodeStepCost(b *testing.B) {
 // measureStepCosts creates a cluster on node, starts bin/manager on it and
 // times each of stepCostRuns for each of stepCounts, runs times, after one
 // untimed warm-up run of each: the durations by run name and step count.
-func measureStepCosts(b *testing.B, node benchNode, runs int) map[string]map[int][]time.Duration {
+func measureStepCosts(b *testing.B, node benchNode, runs int) map[string]map[int][]runTimes {
 	c := newBenchNodeCluster(b, "bench-node-"+node.name, node)
 	startManager(b, c)
 	w := watchFinished(b, c)
+	w.steps = newStepClock(b, c)
 	for _, n := range stepCounts {
 		create(b, c, stepTask(n))
 	}
-	times := map[string]map[int][]time.Duration{}
+	times := map[string]map[int][]runTimes{}
 	for _, run := range stepCostRuns {
-		times[run.name] = map[int][]time.Duration{}
+		times[run.name] = map[int][]runTimes{}
 		w.time(b, c, run, stepTask(stepCounts[0]), run.name+"-warm-up")
 	}
 	b.Logf("node %s: load average %s at the start", node.name, loadAverage())
@@ -85,7 +92,7 @@ func measureStepCosts(b *testing.B, node benchNode, runs int) map[string]map[int
 			for _, run := range stepCostRuns {
 				took := w.time(b, c, run, stepTask(n), fmt.Sprintf("%s-%d-%d", run.name, n, round))
 				times[run.name][n] = append(times[run.name][n], took)
-				line = append(line, fmt.Sprintf("%s/%d %dms", run.name, n, took.Milliseconds()))
+				line = append(line, fmt.Sprintf("%s/%d %dms", run.name, n, took.total.Milliseconds()))
 			}
 		}
 		b.Logf("node %s, round %d: %s", node.name, round+1, strings.Join(line, ", "))
@@ -94,23 +101,47 @@ func measureStepCosts(b *testing.B, node benchNode, runs int) map[string]map[int
 	return times
 }
 
+// runTimes is how long one run took, and its three parts.
+type runTimes struct {
+	// total is from just before its creation until it was seen finished.
+	total time.Duration
+	// start is until its first step started, steps until its last step
+	// ended, end until it was seen finished: they add up to total.
+	start, steps, end time.Duration
+}
+
 // reportStepCosts reports, for one way of running steps, each step count's
-// median and p90 in ms, and the slope of the medians per step.
-func reportStepCosts(b *testing.B, byCount map[int][]time.Duration) {
+// medians in ms and the p90 of the whole, and the slopes per step.
+func reportStepCosts(b *testing.B, byCount map[int][]runTimes) {
+	part := func(n int, of func(runTimes) time.Duration) []time.Duration {
+		var ds []time.Duration
+		for _, t := range byCount[n] {
+			ds = append(ds, of(t))
+		}
+		return ds
+	}
+	total := func(t runTimes) time.Duration { return t.total }
+	steps := func(t runTimes) time.Duration { return t.steps }
 	first, last := stepCounts[0], stepCounts[len(stepCounts)-1]
-	slope := (median(byCount[last]) - median(byCount[first])) / float64(last-first)
+	slope := func(of func(runTimes) time.Duration) float64 {
+		return (median(part(last, of)) - median(part(first, of))) / float64(last-first)
+	}
 	for _, n := range stepCounts {
 		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
 			var each []string
-			for _, d := range byCount[n] {
-				each = append(each, strconv.FormatInt(d.Milliseconds(), 10))
+			for _, t := range byCount[n] {
+				each = append(each, fmt.Sprintf("%d (%d+%d+%d)", t.total.Milliseconds(),
+					t.start.Milliseconds(), t.steps.Milliseconds(), t.end.Milliseconds()))
 			}
-			b.Logf("each run, in ms: %s", strings.Join(each, " "))
-			sorted := slices.Sorted(slices.Values(byCount[n]))
-			b.ReportMetric(median(sorted), "ms/run")
-			b.ReportMetric(percentile(sorted, 0.9), "p90-ms")
+			b.Logf("each run, in ms (until the first step, the steps, after them): %s", strings.Join(each, " "))
+			b.ReportMetric(median(part(n, total)), "ms/run")
+			b.ReportMetric(percentile(slices.Sorted(slices.Values(part(n, total))), 0.9), "p90-ms")
+			b.ReportMetric(median(part(n, func(t runTimes) time.Duration { return t.start })), "start-ms")
+			b.ReportMetric(median(part(n, steps)), "steps-ms")
+			b.ReportMetric(median(part(n, func(t runTimes) time.Duration { return t.end })), "end-ms")
 			if n == last {
-				b.ReportMetric(slope, "ms/step")
+				b.ReportMetric(slope(steps), "ms/step")
+				b.ReportMetric(slope(total), "run-ms/step")
 			}
 			b.ReportMetric(0, "ns/op")
 		})
@@ -141,6 +172,8 @@ func loadAverage() string {
 type finishWatch struct {
 	mu      sync.Mutex
 	waiting map[string]chan finished
+	// steps tells when a finished Pod's steps started and ended.
+	steps *stepClock
 }
 
 // finished is when an object was first seen finished, and how it ended.
@@ -200,10 +233,10 @@ func (w *finishWatch) seen(name, outcome string) {
 }
 
 // time creates run's object for task, named name, waits until it has
-// Succeeded and returns how long that took from just before its creation.
-// Then it deletes the object and waits until its Pod is gone, so that the
-// next run has the node to itself.
-func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1beta1.Task, name string) time.Duration {
+// Succeeded and returns how long that took from just before its creation,
+// in its parts. Then it deletes the object and waits until its Pod is gone,
+// so that the next run has the node to itself.
+func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1beta1.Task, name string) runTimes {
 	b.Helper()
 	ctx := context.Background()
 	obj := run.object(name, task)
@@ -228,11 +261,17 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1be
 	if end.outcome != want {
 		b.Fatalf("%s (%d steps, %s) ended %s, want %s", name, len(task.Spec.Steps), run.name, end.outcome, want)
 	}
+	pod := &corev1.Pod{}
+	if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: podName}, pod); err != nil {
+		b.Fatalf("reading Pod %s: %v", podName, err)
+	}
+	span, err := w.steps.span(ctx, pod.UID)
+	if err != nil {
+		b.Fatal(err)
+	}
 	if err := c.client.Delete(ctx, obj, client.PropagationPolicy("Background")); err != nil {
 		b.Fatalf("deleting %s: %v", name, err)
 	}
-	pod := &corev1.Pod{}
-	pod.Name, pod.Namespace = podName, ns
 	if err := c.client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
 		b.Fatalf("deleting Pod %s: %v", podName, err)
 	}
@@ -243,5 +282,6 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1be
 		}
 		return fmt.Errorf("still there (%v)", err)
 	})
-	return end.at.Sub(start)
+	return runTimes{total: end.at.Sub(start),
+		start: span.start.Sub(start), steps: span.end.Sub(span.start), end: end.at.Sub(span.end)}
 }
