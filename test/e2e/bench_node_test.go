@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -277,10 +278,13 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1be
 	}
 	waitFor(b, time.Minute, "Pod "+podName+" to be gone", func(ctx context.Context) error {
 		err := c.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil
+		case err != nil:
+			return fmt.Errorf("reading it: %w", err)
 		}
-		return fmt.Errorf("still there (%v)", err)
+		return errors.New("still there")
 	})
 	return runTimes{total: end.at.Sub(start),
 		start: span.start.Sub(start), steps: span.end.Sub(span.start), end: end.at.Sub(span.end)}
