@@ -153,7 +153,7 @@ endif
 BENCH_SUITES ?=
 
 .PHONY: bench
-bench: ## Run every benchmark on this machine (idle, please: ~21 min on 2 cores) and write docs/benchmarks.md.
+bench: ## Run every benchmark on this machine (idle, please: ~37 min on 2 cores) and write docs/benchmarks.md.
 	hack/bench.sh $(BENCH_SUITES)
 
 .PHONY: bench-check
