@@ -149,11 +149,11 @@ else
 endif
 
 # BENCH_SUITES picks some of hack/bench.sh's suites (conversion envtest
-# cluster); then the report goes to bin/bench/benchmarks.md instead.
+# cluster node); then the report goes to bin/bench/benchmarks.md instead.
 BENCH_SUITES ?=
 
 .PHONY: bench
-bench: ## Run every benchmark on this machine (idle, please: ~25 min on 2 cores) and write docs/benchmarks.md.
+bench: ## Run every benchmark on this machine (idle, please: ~41 min on 2 cores) and write docs/benchmarks.md.
 	hack/bench.sh $(BENCH_SUITES)
 
 .PHONY: bench-check

@@ -13,13 +13,16 @@
 # after a kube-apiserver restart, v1beta1 write latency with and without
 # conversion reviews, the storage migration: against a
 # kube-apiserver and etcd on loopback), cluster
-# (bin/manager on a local kwok cluster: throughput, latency, writes, memory).
+# (bin/manager on a local kwok cluster: throughput, latency, writes, memory),
+# node (what a step costs on a real node: a kubelet, containerd and runc; it
+# needs Linux and root, and is skipped, saying why, where
+# hack/real-node.sh check fails).
 # Numbers mean something only on an otherwise idle machine: the report shows
 # the load average each suite started under.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites=(conversion envtest cluster)
+all_suites=(conversion envtest cluster node)
 suites=("$@")
 report=bin/bench/benchmarks.md
 if [ ${#suites[@]} -eq 0 ]; then
@@ -46,6 +49,7 @@ commands() {
 		echo "go test -run=^$ -bench=StorageMigration -benchtime=1x -timeout=30m ./internal/storagemigration/"
 		;;
 	cluster) echo "go test -tags=e2e -run=^$ -bench=. -benchtime=1x -timeout=40m ./test/e2e/" ;;
+	node) echo "go test -tags=e2e,e2enode -run=^$ -bench=NodeStepCost -benchtime=1x -timeout=60m ./test/e2e/" ;;
 	*)
 		echo "unknown suite $1; the suites are: ${all_suites[*]}" >&2
 		return 1
@@ -57,6 +61,19 @@ commands() {
 for suite in "${suites[@]}"; do commands "$suite" > /dev/null; done
 
 hack/install-tools.sh kubernetes etcd kwok
+# The node suite's real node, where this machine can run one: the kubelet,
+# and containerd 2 for its EventedPLEG (Debian's containerd is checked by
+# hack/real-node.sh check).
+node_skipped=
+for suite in "${suites[@]}"; do
+	if [ "$suite" = node ]; then
+		if node_skipped=$(hack/real-node.sh check); then
+			hack/install-tools.sh kubelet containerd2
+		else
+			node_skipped=${node_skipped:-hack/real-node.sh check failed}
+		fi
+	fi
+done
 # The cluster benchmarks save the manager's heap profile here.
 BENCH_PROFILE_DIR=$PWD/bin/bench/profiles
 export BENCH_PROFILE_DIR
@@ -71,6 +88,11 @@ failed=()
 for suite in "${suites[@]}"; do
 	out=bin/bench/$suite.txt
 	: > "$out"
+	if [ "$suite" = node ] && [ -n "$node_skipped" ]; then
+		printf '\n=== node: skipped: %s\n' "$node_skipped" | tee -a "$out"
+		outputs+=("$out")
+		continue
+	fi
 	while IFS= read -r cmd; do
 		printf '\n=== %s: %s\n' "$suite" "$cmd"
 		{

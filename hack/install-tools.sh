@@ -8,19 +8,25 @@
 #   hack/install-tools.sh COMPONENT...    only these: kubernetes etcd kwok
 #                                         golangci-lint kube-api-linter
 #                                         controller-gen kubelet node-runtime chromium
-#   hack/install-tools.sh --print KEY     print a path: assets | bin
+#                                         containerd2
+#   hack/install-tools.sh --print KEY     print a path: assets | bin | containerd2
 #
 # kubelet and node-runtime are for the local cluster's real node
 # (hack/local-cluster.sh create --real-node) and are not built by default:
 # node-runtime is containerd, runc and busybox-static from Debian's packages,
 # installed with apt-get where missing when run as root (elsewhere it says
 # what to install); their versions are Debian's, not pinned here.
+# containerd2 is containerd 2 (containerd, its runc shim and ctr), for the
+# real node's EventedPLEG (MINITASK_NODE_CONTAINERD, hack/real-node.sh), which
+# Debian's containerd 1.6 cannot serve; it is not linked into bin/, where it
+# would take the place of Debian's.
 #
 # Layout under ${MINITASK_CACHE:-~/.cache/minitask}:
 #   kubernetes-<v>/   kube-apiserver kube-controller-manager kube-scheduler kubectl
 #   kubelet-<v>/      kubelet (the real node's)
 #   etcd-<v>/         etcd
 #   kwok-<v>/         kwok kwokctl
+#   containerd-<v>/   containerd containerd-shim-runc-v2 ctr (containerd 2)
 #   controller-gen-<v>/ controller-gen
 #   golangci-lint-<v>/  golangci-lint
 #   kube-api-linter-<v>/ golangci-lint-kube-api-linter (golangci-lint with
@@ -44,6 +50,7 @@ kubelet_dir=$cache/kubelet-$KUBE_VERSION
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
 assets_dir=$cache/assets-$KUBE_VERSION-$ETCD_VERSION
+containerd2_dir=$cache/containerd-$CONTAINERD2_VERSION
 bin_dir=$cache/bin
 
 controller_gen_version() {
@@ -55,7 +62,8 @@ case "${1:-}" in
     case "${2:-}" in
       assets) echo "$assets_dir" ;;
       bin) echo "$bin_dir" ;;
-      *) echo "usage: $0 --print assets|bin" >&2; exit 2 ;;
+      containerd2) echo "$containerd2_dir" ;;
+      *) echo "usage: $0 --print assets|bin|containerd2" >&2; exit 2 ;;
     esac
     exit 0 ;;
 esac
@@ -232,6 +240,9 @@ for c in "${components[@]}"; do
     node-runtime) install_node_runtime ;;
     etcd) build_etcd; link "$etcd_dir/etcd" ;;
     kwok) build_kwok ;;
+    containerd2)
+      go_install "$containerd2_dir" "v$CONTAINERD2_VERSION" github.com/containerd/containerd/v2/cmd/containerd \
+        github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/ctr ;;
     golangci-lint) build_golangci_lint ;;
     kube-api-linter) build_kube_api_linter ;;
     controller-gen) link "$(build_controller_gen)/controller-gen" ;;

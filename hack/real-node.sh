@@ -12,12 +12,21 @@
 #   hack/real-node.sh check       exit 0 if this machine can run it, else say why
 #
 # hack/local-cluster.sh create --real-node calls start; delete calls stop.
+#
+# For experiments (docs/lifecycle.md, "What a step costs"), start takes:
+#   MINITASK_NODE_CONTAINERD=PATH      another containerd binary (its shim and
+#                                      ctr beside it are used too); a
+#                                      containerd 2 gets containerd-v2.toml
+#   MINITASK_NODE_FEATURE_GATES=A=true,B=false   the kubelet's featureGates
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${MINITASK_CACHE:-$HOME/.cache/minitask}
 tools_bin=$("$repo/hack/install-tools.sh" --print bin)
 export PATH="$tools_bin:$PATH"
+if [ -n "${MINITASK_NODE_CONTAINERD:-}" ]; then
+  PATH="$(dirname "$MINITASK_NODE_CONTAINERD"):$PATH"
+fi
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'real-node: %s\n' "$*" >&2; exit 1; }
@@ -73,7 +82,7 @@ images_archive() {
   local dir=$1 key
   key=$( {
     cat "$repo"/hack/realnode/images/*.go "$repo/go.sum"
-    sha256sum "$dir/steptool" /bin/busybox "$(go env GOROOT)/VERSION"
+    sha256sum "$dir/steptool" /bin/busybox "$(go env GOROOT)/VERSION" | cut -d' ' -f1
   } | sha256sum | cut -c1-16)
   local out=$cache/node-images/$key.tar
   if [ ! -f "$out" ]; then
@@ -81,7 +90,7 @@ images_archive() {
     mkdir -p "$cache/node-images"
     rm -f "$cache"/node-images/*.tar
     (cd "$repo" && go run ./hack/realnode/images -busybox /bin/busybox -steptool "$dir/steptool" \
-      -goroot "$(go env GOROOT)" -o "$out.tmp") && mv "$out.tmp" "$out"
+      -goroot "$(go env GOROOT)" -o "$out.$$.tmp") && mv "$out.$$.tmp" "$out"
   fi
   echo "$out"
 }
@@ -115,7 +124,9 @@ start() {
   build_binaries "$node"
   local archive; archive=$(images_archive "$node")
 
-  fill "$repo/hack/realnode/containerd.toml" "$node/containerd.toml" \
+  local containerd_config=containerd.toml
+  if containerd --version | grep -q 'containerd/containerd/v2 '; then containerd_config=containerd-v2.toml; fi
+  fill "$repo/hack/realnode/$containerd_config" "$node/containerd.toml" \
     NODE_DIR="$node" SANDBOX_IMAGE=minitask.local/pause:stand-in RUNC="$(command -v runc)"
   cat > "$node/cni/net.d/10-minitask-isolated.conflist" <<JSON
 {
@@ -138,6 +149,13 @@ JSON
   healthz_port=$(free_port $((kubelet_port + 1)))
   fill "$repo/hack/realnode/kubelet.yaml" "$node/kubelet.yaml" \
     NODE_DIR="$node" KUBELET_PORT="$kubelet_port" HEALTHZ_PORT="$healthz_port" CLIENT_CA="$MINITASK_CLUSTER_CA"
+  if [ -n "${MINITASK_NODE_FEATURE_GATES:-}" ]; then
+    local gate
+    echo "featureGates:" >> "$node/kubelet.yaml"
+    for gate in ${MINITASK_NODE_FEATURE_GATES//,/ }; do
+      echo "  ${gate%%=*}: ${gate#*=}" >> "$node/kubelet.yaml"
+    done
+  fi
   log "Starting the kubelet (node localhost, 127.0.0.1:$kubelet_port)"
   # --hostname-override=localhost gives the node the Hostname address
   # localhost, which the API server prefers and resolves to 127.0.0.1: a

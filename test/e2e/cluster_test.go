@@ -9,6 +9,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -73,13 +74,15 @@ var creating sync.Mutex
 // ends. The name is fixed, not random, so that it never touches a developer's
 // `make run` cluster (named minitask), and so that a run killed before its
 // cleanup leaves nothing for long: the next run's create replaces it.
+// MINITASK_E2E_PREFIX replaces e2e-, for a second run of the same tests on
+// one machine.
 func newCluster(t testing.TB, name string, opts ...clusterOption) *cluster {
 	t.Helper()
 	repo, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{name: "e2e-" + name, repo: repo}
+	c := &cluster{name: cmp.Or(os.Getenv("MINITASK_E2E_PREFIX"), "e2e-") + name, repo: repo}
 	start := time.Now()
 	// Registered first, so it runs last: after the manager has stopped.
 	t.Cleanup(func() {

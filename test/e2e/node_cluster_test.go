@@ -43,13 +43,7 @@ func withRealNode(args []string) []string { return append(args, "--real-node") }
 // CI=true it fails instead, as CI's machines can.
 func newNodeCluster(t *testing.T, name string) *cluster {
 	t.Helper()
-	repo, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(filepath.Join(repo, "hack/real-node.sh"), "check").CombinedOutput()
-	if err != nil {
-		why := strings.TrimSpace(string(out))
+	if why := whyNoRealNode(t); why != "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("this machine cannot run a real node: %s", why)
 		}
@@ -65,6 +59,21 @@ func newNodeCluster(t *testing.T, name string) *cluster {
 	// are still there, as Pods that have finished keep their sandboxes.
 	t.Cleanup(func() { netns = podNetworkNamespaces(t, state) })
 	return c
+}
+
+// whyNoRealNode says why this machine cannot run a real node, in
+// hack/real-node.sh check's words, or nothing if it can.
+func whyNoRealNode(tb testing.TB) string {
+	tb.Helper()
+	repo, err := testenv.RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(repo, "hack/real-node.sh"), "check").CombinedOutput()
+	if err != nil {
+		return strings.TrimSpace(string(out))
+	}
+	return ""
 }
 
 // podNetworkNamespaces returns the network namespaces the node's network

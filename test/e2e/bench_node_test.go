@@ -1,0 +1,291 @@
+//go:build e2e && e2enode
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// stepCounts are the Task sizes timed; the per-step cost is the slope
+// between the first and the last.
+var stepCounts = []int{1, 3, 10}
+
+// BenchmarkNodeStepCost times, on a cluster whose one node is a real
+// kubelet, containerd and runc (hack/real-node.sh), how long a run of N
+// steps of `true` takes from its creation to Succeeded, one run at a time:
+// as a minitask TaskRun, as bare Pods of the same steps in the shapes of
+// stepCostRuns, for 1, 3 and 10 steps, on each node of benchNodes. Each run
+// is split in three by containerd's own times (stepClock): until its first
+// step started, its steps (first start to last end), and from the last
+// end until Succeeded was seen. It reports the medians of BENCH_NODE_RUNS
+// runs (10), the p90 of the whole, and, for 10 steps, the cost of one more
+// step: the slope from 1 to 10 steps of the steps' median (ms/step), and of
+// the whole's (run-ms/step, what a user waits, but for whole seconds of
+// noise: the kubelet ends a Pod at its next relist, and the runs, one after
+// another, fall into step with it). Every shape and size takes its turn in
+// each round, so that a machine whose speed drifts slows them all alike.
+// It ignores b.N: run it with -benchtime=1x. Build tag e2enode; it skips,
+// in one line, on a machine that cannot run a real node
+// (hack/real-node.sh check).
+func BenchmarkNodeStepCost(b *testing.B) {
+	skipUnlessRealNode(b)
+	runs := 10
+	if s := os.Getenv("BENCH_NODE_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("BENCH_NODE_RUNS=%q: want a count of runs", s)
+		}
+		runs = n
+	}
+	for _, node := range benchNodes(b) {
+		b.Run("pleg="+node.name, func(b *testing.B) {
+			if node.why != "" {
+				b.Skip(node.why)
+			}
+			times := measureStepCosts(b, node, runs)
+			for _, run := range stepCostRuns {
+				b.Run("run="+run.name, func(b *testing.B) {
+					reportStepCosts(b, times[run.name])
+				})
+			}
+		})
+	}
+}
+
+// measureStepCosts creates a cluster on node, starts bin/manager on it and
+// times each of stepCostRuns for each of stepCounts, runs times, after one
+// untimed warm-up run of each: the durations by run name and step count.
+func measureStepCosts(b *testing.B, node benchNode, runs int) map[string]map[int][]runTimes {
+	c := newBenchNodeCluster(b, "bench-node-"+node.name, node)
+	startManager(b, c)
+	w := watchFinished(b, c)
+	w.steps = newStepClock(b, c)
+	for _, n := range stepCounts {
+		create(b, c, stepTask(n))
+	}
+	times := map[string]map[int][]runTimes{}
+	for _, run := range stepCostRuns {
+		times[run.name] = map[int][]runTimes{}
+		w.time(b, c, run, stepTask(stepCounts[0]), run.name+"-warm-up")
+	}
+	b.Logf("node %s: load average %s at the start", node.name, loadAverage())
+	for round := range runs {
+		var line []string
+		for _, n := range stepCounts {
+			for _, run := range stepCostRuns {
+				took := w.time(b, c, run, stepTask(n), fmt.Sprintf("%s-%d-%d", run.name, n, round))
+				times[run.name][n] = append(times[run.name][n], took)
+				line = append(line, fmt.Sprintf("%s/%d %dms", run.name, n, took.total.Milliseconds()))
+			}
+		}
+		b.Logf("node %s, round %d: %s", node.name, round+1, strings.Join(line, ", "))
+	}
+	b.Logf("node %s: load average %s at the end", node.name, loadAverage())
+	return times
+}
+
+// runTimes is how long one run took, and its three parts.
+type runTimes struct {
+	// total is from just before its creation until it was seen finished.
+	total time.Duration
+	// start is until its first step started, steps until its last step
+	// ended, end until it was seen finished: they add up to total.
+	start, steps, end time.Duration
+}
+
+// reportStepCosts reports, for one way of running steps, each step count's
+// medians in ms and the p90 of the whole, and the slopes per step.
+func reportStepCosts(b *testing.B, byCount map[int][]runTimes) {
+	part := func(n int, of func(runTimes) time.Duration) []time.Duration {
+		var ds []time.Duration
+		for _, t := range byCount[n] {
+			ds = append(ds, of(t))
+		}
+		return ds
+	}
+	total := func(t runTimes) time.Duration { return t.total }
+	steps := func(t runTimes) time.Duration { return t.steps }
+	first, last := stepCounts[0], stepCounts[len(stepCounts)-1]
+	slope := func(of func(runTimes) time.Duration) float64 {
+		return (median(part(last, of)) - median(part(first, of))) / float64(last-first)
+	}
+	for _, n := range stepCounts {
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			var each []string
+			for _, t := range byCount[n] {
+				each = append(each, fmt.Sprintf("%d (%d+%d+%d)", t.total.Milliseconds(),
+					t.start.Milliseconds(), t.steps.Milliseconds(), t.end.Milliseconds()))
+			}
+			b.Logf("each run, in ms (until the first step, the steps, after them): %s", strings.Join(each, " "))
+			b.ReportMetric(median(part(n, total)), "ms/run")
+			b.ReportMetric(percentile(slices.Sorted(slices.Values(part(n, total))), 0.9), "p90-ms")
+			b.ReportMetric(median(part(n, func(t runTimes) time.Duration { return t.start })), "start-ms")
+			b.ReportMetric(median(part(n, steps)), "steps-ms")
+			b.ReportMetric(median(part(n, func(t runTimes) time.Duration { return t.end })), "end-ms")
+			if n == last {
+				b.ReportMetric(slope(steps), "ms/step")
+				b.ReportMetric(slope(total), "run-ms/step")
+			}
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// median is the median of durations, in ms.
+func median(durations []time.Duration) float64 {
+	sorted := slices.Sorted(slices.Values(durations))
+	mid := len(sorted) / 2
+	if len(sorted)%2 == 1 {
+		return float64(sorted[mid]) / float64(time.Millisecond)
+	}
+	return float64(sorted[mid-1]+sorted[mid]) / 2 / float64(time.Millisecond)
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// finishWatch tells, from informers on the Pods and TaskRuns of ns, when
+// each is first seen finished: to within the watch's delivery delay, what a
+// user watching them sees.
+type finishWatch struct {
+	mu      sync.Mutex
+	waiting map[string]chan finished
+	// steps tells when a finished Pod's steps started and ended.
+	steps *stepClock
+}
+
+// finished is when an object was first seen finished, and how it ended.
+type finished struct {
+	at      time.Time
+	outcome string
+}
+
+func watchFinished(b *testing.B, c *cluster) *finishWatch {
+	b.Helper()
+	w := &finishWatch{waiting: map[string]chan finished{}}
+	informers, err := cache.New(c.config, cache.Options{Scheme: c.client.Scheme(),
+		DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	on := func(obj any) {
+		switch o := obj.(type) {
+		case *corev1.Pod:
+			if o.Status.Phase == corev1.PodSucceeded || o.Status.Phase == corev1.PodFailed {
+				w.seen(o.Name, string(o.Status.Phase))
+			}
+		case *v1beta1.TaskRun:
+			if runstate.Finished(o) {
+				w.seen(o.Name, outcome(o))
+			}
+		}
+	}
+	for _, obj := range []client.Object{&corev1.Pod{}, &v1beta1.TaskRun{}} {
+		informer, err := informers.GetInformer(ctx, obj)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: on, UpdateFunc: func(_, obj any) { on(obj) },
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	go func() { _ = informers.Start(ctx) }()
+	if !informers.WaitForCacheSync(ctx) {
+		b.Fatal("the benchmark's informers did not sync")
+	}
+	return w
+}
+
+func (w *finishWatch) seen(name, outcome string) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ch, ok := w.waiting[name]; ok {
+		delete(w.waiting, name)
+		ch <- finished{now, outcome}
+	}
+}
+
+// time creates run's object for task, named name, waits until it has
+// Succeeded and returns how long that took from just before its creation,
+// in its parts. Then it deletes the object and waits until its Pod is gone,
+// so that the next run has the node to itself.
+func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1beta1.Task, name string) runTimes {
+	b.Helper()
+	ctx := context.Background()
+	obj := run.object(name, task)
+	ch := make(chan finished, 1)
+	w.mu.Lock()
+	w.waiting[name] = ch
+	w.mu.Unlock()
+	start := time.Now()
+	if err := c.client.Create(ctx, obj); err != nil {
+		b.Fatalf("creating %s: %v", name, err)
+	}
+	var end finished
+	select {
+	case end = <-ch:
+	case <-time.After(3 * time.Minute):
+		b.Fatalf("%s (%d steps, %s) did not finish within 3 minutes", name, len(task.Spec.Steps), run.name)
+	}
+	want, podName := string(corev1.PodSucceeded), name
+	if tr, ok := obj.(*v1beta1.TaskRun); ok {
+		want, podName = "True/Succeeded", runstate.PodName(tr)
+	}
+	if end.outcome != want {
+		b.Fatalf("%s (%d steps, %s) ended %s, want %s", name, len(task.Spec.Steps), run.name, end.outcome, want)
+	}
+	pod := &corev1.Pod{}
+	if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: podName}, pod); err != nil {
+		b.Fatalf("reading Pod %s: %v", podName, err)
+	}
+	span, err := w.steps.span(ctx, pod.UID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.client.Delete(ctx, obj, client.PropagationPolicy("Background")); err != nil {
+		b.Fatalf("deleting %s: %v", name, err)
+	}
+	if err := c.client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+		b.Fatalf("deleting Pod %s: %v", podName, err)
+	}
+	waitFor(b, time.Minute, "Pod "+podName+" to be gone", func(ctx context.Context) error {
+		err := c.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return fmt.Errorf("reading it: %w", err)
+		}
+		return errors.New("still there")
+	})
+	return runTimes{total: end.at.Sub(start),
+		start: span.start.Sub(start), steps: span.end.Sub(span.start), end: end.at.Sub(span.end)}
+}
