@@ -113,6 +113,7 @@ func (r *TaskRunReconciler) readFailedMount(ctx context.Context, s *runScope) *h
 func failedMount(events []corev1.Event) *hold {
 	var found *corev1.Event
 	var volume string
+	foundPrecise := false
 	for i := range events {
 		e := &events[i]
 		name, precise := "", false
@@ -123,9 +124,8 @@ func failedMount(events []corev1.Event) *hold {
 		} else {
 			continue
 		}
-		foundPrecise := found != nil && mountedVolume.MatchString(found.Message)
 		if found == nil || (precise && !foundPrecise) || (precise == foundPrecise && eventtime.LastSeen(e).After(eventtime.LastSeen(found))) {
-			found, volume = e, name
+			found, volume, foundPrecise = e, name, precise
 		}
 	}
 	if found == nil {

@@ -302,12 +302,7 @@ func serviceAccountToken(name string, named bool) nodeCase {
 // Pending message says why the step cannot start; once it is created, in
 // time, the run goes on and succeeds.
 func lateConfigMap() nodeCase {
-	task := wrappers.Task(ns, "late-config").Workspace("config").Steps(
-		v1beta1.Step{Name: "read", Image: alpineImage, Script: `cat "$(workspaces.config.path)/value"`},
-	).Obj()
-	run := wrappers.TaskRun(ns, "late-configmap", task.Name).
-		Workspace(v1beta1.WorkspaceBinding{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "late"}}}).
-		Obj()
+	task, run := configMapRun("late-configmap", "late")
 	return nodeCase{
 		before: []client.Object{task},
 		run:    run,
@@ -336,12 +331,7 @@ func lateConfigMap() nodeCase {
 // missingConfigMap: a ConfigMap that never comes ends the run
 // PodConfigFailed after --pod-config-timeout, naming it.
 func missingConfigMap() nodeCase {
-	task := wrappers.Task(ns, "missing-config").Workspace("config").Steps(
-		v1beta1.Step{Name: "read", Image: alpineImage, Script: `cat "$(workspaces.config.path)/value"`},
-	).Obj()
-	run := wrappers.TaskRun(ns, "missing-configmap", task.Name).
-		Workspace(v1beta1.WorkspaceBinding{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "never"}}}).
-		Obj()
+	task, run := configMapRun("missing-configmap", "never")
 	return nodeCase{
 		before: []client.Object{task},
 		run:    run,
@@ -355,6 +345,18 @@ func missingConfigMap() nodeCase {
 			}
 		},
 	}
+}
+
+// configMapRun is a run named name whose one step prints the key value of
+// the ConfigMap configMap, bound as a workspace, and its Task.
+func configMapRun(name, configMap string) (*v1beta1.Task, *v1beta1.TaskRun) {
+	task := wrappers.Task(ns, name).Workspace("config").Steps(
+		v1beta1.Step{Name: "read", Image: alpineImage, Script: `cat "$(workspaces.config.path)/value"`},
+	).Obj()
+	run := wrappers.TaskRun(ns, name, task.Name).
+		Workspace(v1beta1.WorkspaceBinding{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}).
+		Obj()
+	return task, run
 }
 
 // retryAfterRealFailure: the first attempt's step really fails (it leaves a
