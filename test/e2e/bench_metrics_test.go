@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/minitask-dev/minitask/internal/testing/promscrape"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
@@ -181,3 +185,39 @@ func procStatusMB(tb testing.TB, pid int, key string) float64 {
 // clusterProcesses are the processes whose CPU seconds the cluster
 // benchmarks report, as "<name>-cpu-s" (cpustat.Report).
 var clusterProcesses = []string{"kube-apiserver", "etcd", "kwok-controller", "kube-scheduler", "kube-controller", "manager"}
+
+// profileAPIServer, when BENCH_PROFILE_DIR is set, records the API server's
+// CPU profile for the next seconds, in the background, to
+// $BENCH_PROFILE_DIR/<name>.pprof: where a phase spent the API server's CPU,
+// for `go tool pprof`. The returned func waits for it to be written.
+func profileAPIServer(tb testing.TB, c *cluster, name string, seconds int) (wait func()) {
+	tb.Helper()
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir == "" {
+		return func() {}
+	}
+	clientset, err := kubernetes.NewForConfig(c.config)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		data, err := clientset.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+30) * time.Second).
+			DoRaw(context.Background())
+		if err == nil {
+			err = os.MkdirAll(dir, 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name+".pprof"), data, 0o644)
+		}
+		done <- err
+	}()
+	return func() {
+		if err := <-done; err != nil {
+			tb.Errorf("recording the API server's CPU profile %s: %v", name, err)
+			return
+		}
+		tb.Logf("wrote the API server's CPU profile to %s", filepath.Join(dir, name+".pprof"))
+	}
+}

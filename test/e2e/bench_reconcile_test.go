@@ -28,24 +28,37 @@ const loadWorkers = 8
 
 // BenchmarkReconcileBurst creates 1,000 TaskRuns at once on a local kwok
 // cluster with bin/manager running, and measures how long until every run
-// has its Pod and has Succeeded, each run's TaskRun-to-Pod latency, and the
-// writes, the reads past the manager's cache and the reconciles it took.
-// Its floor, measured first on the same cluster, is a plain client making
-// only the writes the design cannot avoid. Finally it restarts the manager,
-// which reconciles every finished run again, and counts the runs written
-// after they finished. It ignores b.N: run it with -benchtime=1x.
+// has its Pod and has Succeeded, each run's TaskRun-to-Pod latency, what the
+// burst cost the API server (its CPU, and each kind of request per run), the
+// reads past the manager's cache and the reconciles it took. Its floor,
+// measured first on the same cluster, is a plain client making only the
+// writes the design cannot avoid. Both are measured over the same span of a
+// run's life, from its creation until its Pod has ended (the floor's runs are
+// finished from the start; the controller's, once they have Succeeded), with
+// the same watchers on the cluster, so that the scheduler's and kwok's work
+// for each Pod counts on both sides. Finally it restarts the manager, which
+// reconciles every finished run again, and counts the runs written after
+// they finished. It ignores b.N: run it with -benchtime=1x.
 func BenchmarkReconcileBurst(b *testing.B) {
 	const burst = 1000
 	c := newCluster(b, "bench-burst")
 	// The floor runs with the manager serving its webhooks (the API server
 	// calls the conversion webhook on TaskRun writes too) but without its
 	// controller, which would start the floor's runs as well.
-	webhooksOnly := startManager(b, c, "--enable-controller=false")
+	webhooksOnly := startManagerWithMetrics(b, c, "--enable-controller=false")
 	create(b, c, floorTask())
+	clock := watchRuns(b, c)
 	floorNames := runNames("floor", burst)
+	floorRequests := openRequestWindow(b, c, webhooksOnly)
+	floorProfile := profileAPIServer(b, c, "burst-floor-apiserver-cpu", 15)
 	cpu := cpustat.Read(b)
 	floor := measureFloor(b, c, floorNames)
-	cpustat.Report(b, cpu, cpustat.Read(b), "floor-", clusterProcesses...)
+	clock.waitAll(b, clock.podEnded, floorNames, 5*time.Minute, "every floor run's Pod to end")
+	floorCPU := settledCPU(b)
+	cpustat.Report(b, cpu, floorCPU, "floor-", clusterProcesses...)
+	floorRequests.reportPerRun(b, c, webhooksOnly, burst, "floor-")
+	floorAPICPU := floorCPU[apiServerProcess] - cpu[apiServerProcess]
+	floorProfile()
 	webhooksOnly.stop()
 
 	m := startManagerWithMetrics(b, c, strings.Fields(os.Getenv("BENCH_MANAGER_ARGS"))...)
@@ -57,18 +70,24 @@ func BenchmarkReconcileBurst(b *testing.B) {
 		}
 		return nil
 	})
-	clock := watchRuns(b, c)
-	managerBefore, apiBefore := m.metrics(b), apiServerMetrics(b, c)
+	requests := openRequestWindow(b, c, m)
+	managerBefore, apiBefore := requests.manager, requests.api
 
 	names := runNames("burst", burst)
+	burstProfile := profileAPIServer(b, c, "burst-apiserver-cpu", 15)
 	cpu = cpustat.Read(b)
 	start := time.Now()
 	inParallel(b, loadWorkers, names, func(name string) error { return clock.createRun(context.Background(), c, name) })
 	created := time.Since(start)
 	allPods := clock.waitAll(b, clock.podSeen, names, 5*time.Minute, "every run's Pod").Sub(start)
 	allSucceeded := clock.waitAll(b, clock.finished, names, 5*time.Minute, "every run to finish").Sub(start)
+	clock.waitAll(b, clock.podEnded, names, time.Minute, "every run's Pod to end")
+	burstCPU := settledCPU(b)
 	managerAfter, apiAfter := m.metrics(b), apiServerMetrics(b, c)
-	cpustat.Report(b, cpu, cpustat.Read(b), "", clusterProcesses...)
+	cpustat.Report(b, cpu, burstCPU, "", clusterProcesses...)
+	requests.reportPerRun(b, c, m, burst, "")
+	apiCPU := burstCPU[apiServerProcess] - cpu[apiServerProcess]
+	burstProfile()
 
 	all, err := runs(context.Background(), c)
 	if err != nil {
@@ -88,6 +107,9 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	b.ReportMetric(floor.Seconds(), "floor-all-pods-s")
 	b.ReportMetric(allPods.Seconds()/floor.Seconds(), "pods-vs-floor")
 	b.ReportMetric(allSucceeded.Seconds(), "all-succeeded-s")
+	b.ReportMetric(apiCPU*1000/burst, "api-cpu-s/1000-runs")
+	b.ReportMetric(floorAPICPU*1000/burst, "floor-api-cpu-s/1000-runs")
+	b.ReportMetric(apiCPU/floorAPICPU, "api-cpu-vs-floor")
 	b.ReportMetric(percentile(latencies, 0.50), "pod-p50-ms")
 	b.ReportMetric(percentile(latencies, 0.99), "pod-p99-ms")
 	b.ReportMetric(runAndPodWrites/burst, "writes/run")
@@ -97,6 +119,23 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	b.ReportMetric((managerAfter.conversions()-managerBefore.conversions())/burst, "conversions/run")
 	b.ReportMetric(float64(writesAfterFinish(b, c, m, append(names, floorNames...))), "finished-run-writes")
 	b.ReportMetric(0, "ns/op")
+}
+
+// apiServerProcess is kube-apiserver's command name, as cpustat reads it.
+const apiServerProcess = "kube-apiserver"
+
+// settleTime is how long a phase's CPU reading waits after its last run was
+// seen where it waited for: what follows a run's last write at once (an
+// Event the recorder sends after the status patch, the watch events of the
+// last writes) counts in its phase, on both sides alike.
+const settleTime = 2 * time.Second
+
+// settledCPU reads the CPU seconds of the machine's processes once the
+// writes that follow a phase's end have been served.
+func settledCPU(b *testing.B) cpustat.Seconds {
+	b.Helper()
+	time.Sleep(settleTime)
+	return cpustat.Read(b)
 }
 
 // measureFloor makes, with a plain client and loadWorkers at once, the

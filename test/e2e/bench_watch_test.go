@@ -22,13 +22,15 @@ import (
 )
 
 // runClock records, for the benchmarks, when each TaskRun was created (when
-// its create call returned), when its Pod was first seen and when it was
-// first seen finished, from informers on the cluster: what a user watching
-// the runs sees, to within the watch's delivery delay.
+// its create call returned), when its Pod was first seen, when its Pod was
+// first seen ended and when the run was first seen finished, from informers
+// on the cluster: what a user watching the runs sees, to within the watch's
+// delivery delay.
 type runClock struct {
 	mu       sync.Mutex
 	created  map[string]time.Time
 	podSeen  map[string]time.Time
+	podEnded map[string]time.Time
 	finished map[string]time.Time
 }
 
@@ -36,7 +38,8 @@ type runClock struct {
 // returns the clock they keep. They stop when the benchmark ends.
 func watchRuns(tb testing.TB, c *cluster) *runClock {
 	tb.Helper()
-	rc := &runClock{created: map[string]time.Time{}, podSeen: map[string]time.Time{}, finished: map[string]time.Time{}}
+	rc := &runClock{created: map[string]time.Time{}, podSeen: map[string]time.Time{}, podEnded: map[string]time.Time{},
+		finished: map[string]time.Time{}}
 	informers, err := cache.New(c.config, cache.Options{Scheme: c.client.Scheme(),
 		DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	if err != nil {
@@ -48,6 +51,9 @@ func watchRuns(tb testing.TB, c *cluster) *runClock {
 		if pod, ok := obj.(*corev1.Pod); ok {
 			if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "TaskRun" {
 				rc.firstSeen(rc.podSeen, ref.Name)
+				if phase := pod.Status.Phase; phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+					rc.firstSeen(rc.podEnded, ref.Name)
+				}
 			}
 		}
 	}
@@ -93,7 +99,7 @@ func (rc *runClock) createRun(ctx context.Context, c *cluster, name string) erro
 	return nil
 }
 
-// waitAll waits until every name is in m (podSeen or finished) and returns
+// waitAll waits until every name is in m (podSeen, podEnded or finished) and returns
 // when the last one got there.
 func (rc *runClock) waitAll(tb testing.TB, m map[string]time.Time, names []string, timeout time.Duration, what string) time.Time {
 	tb.Helper()
