@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
@@ -118,6 +119,56 @@ func TestHappyPathCost(t *testing.T) {
 	}
 	if got := metricValue(t, "minitask_taskrun_duration_seconds", "Succeeded") - durationsBefore; got != 1 {
 		t.Errorf("minitask_taskrun_duration_seconds{reason=Succeeded} observed %v runs, want 1", got)
+	}
+}
+
+// TestStartRecordedWithTheEnd runs a TaskRun whose Pod has ended before the
+// controller looks at the run again, as in a burst, when the work queue is
+// long: the reconcile that created the Pod wrote no status, so one status
+// patch records the start and the end, with an Event for each, and the start
+// is the Pod's creation.
+func TestStartRecordedWithTheEnd(t *testing.T) {
+	h := newHarness(t)
+	h.startController(t, time.Hour)
+	kubeletErrs := make(chan error, 1)
+	h.writes.onCreate(func(obj client.Object) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		ended := pod.DeepCopy()
+		ended.Status = wrappers.PodStatus(ended).Succeeded().Obj()
+		kubeletErrs <- env.Client.Status().Update(context.Background(), ended)
+	})
+
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "quick", "t").Obj())
+	if err := <-kubeletErrs; err != nil {
+		t.Fatalf("ending the Pod as it was created: %v", err)
+	}
+	h.waitForCondition(t, "quick", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+
+	var got []string
+	for _, w := range h.writes.of("quick") {
+		got = append(got, w.Verb)
+	}
+	if want := []string{"patch status"}; !slices.Equal(got, want) {
+		t.Errorf("the controller's writes to the run: %v, want %v", got, want)
+	}
+	want := []string{"Started x1", "Succeeded x1"}
+	testenv.Eventually(t, func() (bool, string) {
+		got := h.events(t, "quick")
+		slices.Sort(got)
+		return slices.Equal(want, got), cmp.Diff(want, got)
+	}, "an Event for the start and one for the end (-want +got)")
+	run, pod := h.TaskRun(t, "quick"), &corev1.Pod{}
+	if err := env.Client.Get(context.Background(), h.Key("quick-pod"), pod); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status.StartTime == nil || !run.Status.StartTime.Equal(&pod.CreationTimestamp) {
+		t.Errorf("status.startTime %v, want the Pod's creation %v", run.Status.StartTime, pod.CreationTimestamp)
+	}
+	if run.Status.PodName != pod.Name {
+		t.Errorf("status.podName %q, want %q", run.Status.PodName, pod.Name)
 	}
 }
 

@@ -141,6 +141,10 @@ type countingClient struct {
 	client.Client
 	mu     sync.Mutex
 	writes []write
+	// afterCreate, if set, is called with each object the controller
+	// created, right after the API server did: a test's stand-in for what
+	// happens before the controller looks again.
+	afterCreate func(client.Object)
 }
 
 // record notes a write of obj, then makes it with call; it notes the write
@@ -174,7 +178,21 @@ func (c *countingClient) of(name string) []write {
 }
 
 func (c *countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	return c.record("create", obj, func() error { return c.Client.Create(ctx, obj, opts...) })
+	err := c.record("create", obj, func() error { return c.Client.Create(ctx, obj, opts...) })
+	c.mu.Lock()
+	after := c.afterCreate
+	c.mu.Unlock()
+	if err == nil && after != nil {
+		after(obj)
+	}
+	return err
+}
+
+// onCreate sets afterCreate.
+func (c *countingClient) onCreate(after func(client.Object)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.afterCreate = after
 }
 
 func (c *countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {

@@ -176,6 +176,16 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	s.outcome = retryingWhilePending(s.run, s.outcome)
+	if s.startedFirstPod() {
+		// The Pod's own watch event reconciles the run at once and records
+		// its start then (startTime is the Pod's creation): under load, when
+		// the work queue reaches the run again after its Pod has moved on,
+		// one status write says what two would have. That later reconcile
+		// reads the Pod from the API server should the cache, which holds no
+		// ended Pod, lack it.
+		r.podReads.mark(req.NamespacedName)
+		return ctrl.Result{RequeueAfter: s.requeueAfter()}, err
+	}
 	applyStatus(s.run, s.outcome, s.startTime(), s.pod, s.podSteps(), s.now.Truncate(time.Second))
 	if patchErr := r.patchStatus(ctx, s); patchErr != nil {
 		return ctrl.Result{}, errors.Join(err, patchErr)

@@ -133,6 +133,14 @@ func (s *runScope) podSteps() []v1beta1.StepState {
 	return s.steps
 }
 
+// startedFirstPod reports whether this reconcile created the first Pod of a
+// run that has no status yet: a start that nothing else in the reconcile
+// changed, which the next reconcile can record as well.
+func (s *runScope) startedFirstPod() bool {
+	st := s.original.Status
+	return s.createdPod && st.StartTime == nil && st.PodName == "" && len(st.Attempts) == 0 && !s.outcome.finished()
+}
+
 func (s *runScope) statusChanged() bool {
 	return !equality.Semantic.DeepEqual(s.original.Status, s.run.Status)
 }

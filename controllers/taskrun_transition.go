@@ -70,8 +70,11 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 	after := meta.FindStatusCondition(s.run.Status.Conditions, v1beta1.ConditionSucceeded)
 
 	if s.original.Status.StartTime == nil {
+		// The reconcile that created the Pod of a new run leaves its start
+		// to the next one (startedFirstPod): a Pod the status did not name
+		// yet is the one the controller created.
 		note := after.Message
-		if s.createdPod {
+		if s.pod != nil && !s.claimed {
 			note = "created Pod " + s.pod.Name
 		}
 		r.event(s, corev1.EventTypeNormal, eventStarted, "Start", note)
