@@ -149,7 +149,8 @@ else
 endif
 
 # BENCH_SUITES picks some of hack/bench.sh's suites (conversion envtest
-# cluster node); then the report goes to bin/bench/benchmarks.md instead.
+# cluster node); then the report goes to bin/bench/benchmarks.md instead. Either
+# way the full tables go to bin/bench/details.md.
 BENCH_SUITES ?=
 
 .PHONY: bench

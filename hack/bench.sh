@@ -2,10 +2,13 @@
 # Runs minitask's benchmarks and writes the report (what `make bench` does).
 # Each suite's `go test -bench` output goes to bin/bench/SUITE.txt, headed by
 # the command and the load average it started under, then hack/benchreport
-# turns them all into docs/benchmarks.md, keeping its hand-written notes.
+# turns them all into docs/benchmarks.md (the goals and a short section per
+# suite, keeping the notes written by hand under each) and
+# bin/bench/details.md (every table in full; bin/ is not committed).
 #
 #   hack/bench.sh                 every suite; writes docs/benchmarks.md
-#   hack/bench.sh SUITE...        some of them; writes bin/bench/benchmarks.md
+#   hack/bench.sh SUITE...        some of them; writes bin/bench/benchmarks.md,
+#                                 with docs/benchmarks.md's notes
 #
 # Suites: conversion (the conversion handler in-process, against its floor,
 # and its peak heap),
@@ -113,8 +116,9 @@ done
 . hack/versions.env
 commit=$(git rev-parse --short HEAD)
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then commit="$commit (with uncommitted changes)"; fi
-go run ./hack/benchreport -o "$report" -kube-version "$KUBE_VERSION" -commit "$commit" "${outputs[@]}"
-echo "wrote $report"
+go run ./hack/benchreport -o "$report" -notes docs/benchmarks.md -details bin/bench/details.md \
+	-kube-version "$KUBE_VERSION" -commit "$commit" "${outputs[@]}"
+echo "wrote $report and bin/bench/details.md"
 if [ ${#failed[@]} -gt 0 ]; then
 	printf 'these benchmarks failed; their numbers are missing from the report:\n' >&2
 	printf '  %s\n' "${failed[@]}" >&2

@@ -119,7 +119,10 @@ func unitLabel(unit string) string {
 	return unit
 }
 
-func writeSummary(w io.Writer, results []result) {
+// writeGoals writes the goal table: every goal, its bound, the figure of
+// this run that decides it (the worst of its results), met or missed; a
+// goal without results says so rather than dropping out.
+func writeGoals(w io.Writer, results []result) {
 	fmt.Fprintln(w, "| goal | bound | measured (worst case) | |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, g := range goals {
@@ -180,7 +183,7 @@ func writeSection(w io.Writer, s section, results []result) {
 	}
 	headers := append(append([]string{}, s.rowKeys...), columnHeaders(s.columns)...)
 	writeRow(w, append(headers, "goal"))
-	writeRow(w, strings.Split(strings.Repeat("---,", len(headers)+1), ",")[:len(headers)+1])
+	writeRow(w, separator(len(headers)+1))
 	for _, r := range rows {
 		var cells []string
 		for _, k := range s.rowKeys {
@@ -204,7 +207,7 @@ func writeSection(w io.Writer, s section, results []result) {
 // writeMeasures writes a one-result section as a measure-per-row table.
 func writeMeasures(w io.Writer, s section, r result, results []result) {
 	writeRow(w, []string{"measure", "value", "goal"})
-	writeRow(w, []string{"---", "---", "---"})
+	writeRow(w, separator(3))
 	for _, c := range s.columns {
 		cell, v, ok := cellValue(results, r, c)
 		vd := ""
@@ -237,6 +240,9 @@ func columnHeaders(cs []column) []string {
 	}
 	return hs
 }
+
+// separator is the line under a table's header of n columns.
+func separator(n int) []string { return strings.Split(strings.Repeat("---,", n), ",")[:n] }
 
 func writeRow(w io.Writer, cells []string) {
 	fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))

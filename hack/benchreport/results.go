@@ -20,14 +20,22 @@ type result struct {
 }
 
 // config is what the input files say before their results: `go test`
-// prints e.g. "cpu" and "goos", and hack/bench.sh the "command" that made the
-// file. It keeps each distinct value of a key once, in order.
-type config map[string][]string
+// prints the "cpu", and hack/bench.sh the "command" that made the results
+// that follow and the "loadavg" it started under. Each distinct value is
+// kept once, in order.
+type config struct {
+	cpus     []string
+	commands []command
+}
+
+// command is one go test command of hack/bench.sh and the load average it
+// started under, as bench.sh writes it: "0.52 0.40 0.33 before SUITE".
+type command struct{ line, loadavg string }
 
 // readResults reads `go test -bench` output files. A benchmark reported more
 // than once (-count) keeps its median value per unit.
 func readResults(paths []string) ([]result, config, error) {
-	cfg := config{}
+	var cfg config
 	type sample struct {
 		r      result
 		values map[string][]float64
@@ -37,7 +45,7 @@ func readResults(paths []string) ([]result, config, error) {
 	for _, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, nil, err
+			return nil, config{}, err
 		}
 		rd := benchfmt.NewReader(f, path)
 		for rd.Scan() {
@@ -45,11 +53,7 @@ func readResults(paths []string) ([]result, config, error) {
 			if !ok {
 				continue // a syntax error (a log line) or unit metadata
 			}
-			for _, c := range rec.Config {
-				if c.File && !slices.Contains(cfg[c.Key], string(c.Value)) {
-					cfg[c.Key] = append(cfg[c.Key], string(c.Value))
-				}
-			}
+			cfg.add(rec.Config)
 			name := rec.Name.String()
 			s := byName[name]
 			if s == nil {
@@ -68,7 +72,7 @@ func readResults(paths []string) ([]result, config, error) {
 		err = rd.Err()
 		f.Close()
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+			return nil, config{}, fmt.Errorf("reading %s: %w", path, err)
 		}
 	}
 	results := make([]result, 0, len(order))
@@ -81,6 +85,25 @@ func readResults(paths []string) ([]result, config, error) {
 		results = append(results, s.r)
 	}
 	return results, cfg, nil
+}
+
+func (cfg *config) add(cs []benchfmt.Config) {
+	var cmd command
+	for _, c := range cs {
+		switch c.Key {
+		case "cpu":
+			if !slices.Contains(cfg.cpus, string(c.Value)) {
+				cfg.cpus = append(cfg.cpus, string(c.Value))
+			}
+		case "command":
+			cmd.line = string(c.Value)
+		case "loadavg":
+			cmd.loadavg = string(c.Value)
+		}
+	}
+	if cmd.line != "" && !slices.ContainsFunc(cfg.commands, func(c command) bool { return c.line == cmd.line }) {
+		cfg.commands = append(cfg.commands, cmd)
+	}
 }
 
 func parseName(n benchfmt.Name) result {

@@ -1,8 +1,9 @@
 package main
 
-// The report's sections and goals: what docs/benchmarks.md shows, and the
-// goals of the benchmark issue each number is held to. Benchmark names and
-// units are those the benchmarks print (b.ReportMetric).
+// The goals of the benchmark issues each number is held to, and the full
+// tables of bin/bench/details.md (summary.go has docs/benchmarks.md's short
+// sections). Benchmark names and units are those the benchmarks print
+// (b.ReportMetric).
 
 // goal is a bound on one unit of the results of one benchmark whose name
 // has the given keys (all of them, when keys is empty): an upper bound, or a
@@ -31,12 +32,17 @@ var goals = []goal{
 		keys: map[string]string{"kind": "Task", "objects": "1500"}, unit: "p99-ms", limit: 250, strict: true},
 	{what: "HTTPS p99, 10,000 × 10 KB Tasks", base: "ConversionHTTPS",
 		keys: map[string]string{"kind": "Task", "objects": "10000"}, unit: "p99-ms", limit: 1500, strict: true},
-	{what: "1,000 runs: all Pods within 1.5x the floor's time", base: "ReconcileBurst", unit: "pods-vs-floor", limit: 1.5},
+	{what: "1,000 runs: all Pods within 1.35x the floor's time", base: "ReconcileBurst", unit: "pods-vs-floor", limit: 1.35},
+	{what: "1,000 runs: the API server's CPU within 1.3x the floor's", base: "ReconcileBurst", unit: "api-cpu-vs-floor", limit: 1.3},
 	{what: "20 runs/s for 2 min: TaskRun-to-Pod p99 under 1 s", base: "ReconcileSustained", unit: "pod-p99-ms", limit: 1000, strict: true},
 	{what: "API writes per run (TaskRun and Pod)", base: "ReconcileBurst", unit: "writes/run", limit: 5},
 	{what: "writes to finished runs", base: "ReconcileBurst", unit: "finished-run-writes", limit: 0},
 	{what: "controller RSS with 10,000 finished runs and Pods (release 3 fields)", base: "ControllerMemory", unit: "rss-MB", limit: 120, strict: true},
-	{what: "storage migration of 10,000 v1alpha1-stored objects", base: "StorageMigration", unit: "migrate-s", limit: 30, strict: true},
+	// A ratio to the creation of the same objects in the same minutes, not
+	// seconds: the seconds moved with the machine by a fifth between runs
+	// of one build.
+	{what: "storage migration of 10,000 objects within 2x the time to create them", base: "StorageMigration",
+		unit: "migrate-vs-create", limit: 2},
 	{what: "LIST of 1,500 × 10 KB Tasks, v1alpha1 over v1beta1", base: "ListThroughConversion", unit: "ratio", limit: 1.5},
 	{what: "cold LIST of 10,000 × 10 KB Tasks after a kube-apiserver restart, v1alpha1 over v1beta1",
 		base: "ColdList", unit: "cold-ratio", limit: 2},
@@ -75,8 +81,9 @@ type column struct {
 	format func(float64) string
 }
 
-// section is one part of the report: a table with a row per result (rowKeys
-// set) or a table with a row per unit of one result (rowKeys empty).
+// section is one part of bin/bench/details.md: a table with a row per
+// result (rowKeys set) or a table with a row per unit of one result (rowKeys
+// empty).
 type section struct {
 	title   string
 	about   string
@@ -130,7 +137,7 @@ var sections = []section{
 		about: "bin/manager against the local kwok cluster. The floor is a plain client making only the writes the " +
 			"design cannot avoid (the same 1,000 TaskRuns and Pods, one status patch per run), with the same concurrency.",
 		base: "ReconcileBurst",
-		columns: []column{
+		columns: append([]column{
 			{"all runs created (8 clients)", "", "create-s", seconds},
 			{"all Pods exist", "", "all-pods-s", seconds}, {"floor: all Pods exist", "", "floor-all-pods-s", seconds},
 			{"all Pods / floor", "", "pods-vs-floor", times},
@@ -141,12 +148,15 @@ var sections = []section{
 			{"reconciles per run", "", "reconciles/run", decimal},
 			{"conversion webhook calls per run", "", "conversions/run", decimal},
 			{"writes to finished runs (after a manager restart too)", "", "finished-run-writes", count},
+			{"CPU: kube-apiserver per 1,000 runs", "", "api-cpu-s/1000-runs", seconds},
+			{"floor CPU: kube-apiserver per 1,000 runs", "", "floor-api-cpu-s/1000-runs", seconds},
+			{"kube-apiserver CPU / floor", "", "api-cpu-vs-floor", times},
 			{"CPU: kube-apiserver", "", "kube-apiserver-cpu-s", seconds}, {"CPU: etcd", "", "etcd-cpu-s", seconds},
 			{"CPU: manager", "", "manager-cpu-s", seconds}, {"CPU: kwok", "", "kwok-controller-cpu-s", seconds},
 			{"CPU: kube-scheduler", "", "kube-scheduler-cpu-s", seconds},
 			{"floor CPU: kube-apiserver", "", "floor-kube-apiserver-cpu-s", seconds},
 			{"floor CPU: manager (webhooks only)", "", "floor-manager-cpu-s", seconds},
-		},
+		}, requestColumns()...),
 	},
 	{
 		title: "3b. Reconciliation: 20 new TaskRuns per second for 2 minutes",
@@ -182,7 +192,8 @@ var sections = []section{
 			"admission times (the API server's own histograms) show what the stash guard's webhooks cost a rewrite.",
 		base: "StorageMigration",
 		columns: []column{
-			{"time", "", "migrate-s", seconds}, {"rate", "", "objects/s", perSecond("objects")},
+			{"time", "", "migrate-s", seconds}, {"time / creation's", "", "migrate-vs-create", times},
+			{"rate", "", "objects/s", perSecond("objects")},
 			{"left in v1alpha1", "", "v1alpha1-left", count},
 			{"CPU: kube-apiserver", "", "kube-apiserver-cpu-s", seconds},
 			{"CPU: kube-apiserver per object", "", "kube-apiserver-cpu-ms/object", ms},
