@@ -2,13 +2,16 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -132,13 +135,9 @@ func TestStartRecordedWithTheEnd(t *testing.T) {
 	h.startController(t, time.Hour)
 	kubeletErrs := make(chan error, 1)
 	h.writes.onCreate(func(obj client.Object) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			return
+		if pod, ok := obj.(*corev1.Pod); ok {
+			kubeletErrs <- endBeforeTheControllerLooks(h.writes.Client, pod)
 		}
-		ended := pod.DeepCopy()
-		ended.Status = wrappers.PodStatus(ended).Succeeded().Obj()
-		kubeletErrs <- env.Client.Status().Update(context.Background(), ended)
 	})
 
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "quick", "t").Obj())
@@ -170,6 +169,37 @@ func TestStartRecordedWithTheEnd(t *testing.T) {
 	if run.Status.PodName != pod.Name {
 		t.Errorf("status.podName %q, want %q", run.Status.PodName, pod.Name)
 	}
+}
+
+// endBeforeTheControllerLooks ends pod, which the controller has just
+// created, as the kubelet would, and returns once the controller's cache
+// (which cached reads) has seen it appear and then dropped it, as the cache
+// drops every Pod that has ended: whatever reconciles the run next finds no
+// Pod in its cache, as after a long wait in the work queue.
+func endBeforeTheControllerLooks(cached client.Reader, pod *corev1.Pod) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inCache := func(want bool) error {
+		return wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			err := cached.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+			return (err == nil) == want, nil
+		})
+	}
+	if err := inCache(true); err != nil {
+		return fmt.Errorf("waiting for the cache to hold Pod %s: %w", pod.Name, err)
+	}
+	ended := pod.DeepCopy()
+	ended.Status = wrappers.PodStatus(ended).Succeeded().Obj()
+	if err := env.Client.Status().Update(ctx, ended); err != nil {
+		return fmt.Errorf("ending Pod %s: %w", pod.Name, err)
+	}
+	if err := inCache(false); err != nil {
+		return fmt.Errorf("waiting for the cache to drop the ended Pod %s: %w", pod.Name, err)
+	}
+	return nil
 }
 
 // metricValue reads a counter's value, or a histogram's sample count, for one
