@@ -33,6 +33,10 @@ func TestUpgradeFromFirstRelease(t *testing.T) {
 	t.Parallel()
 	r := newRehearsal(t, "upgrade")
 	r.installFirstRelease()
+	// The first release's running Pod must outlast the upgrade to release 2,
+	// not the build of release 2's manager: with a cold Go build cache on a
+	// busy machine that takes longer than the Pod's step sleeps.
+	release2Build(t)
 	r.createFirstReleaseObjects()
 	r.lap("first release")
 
