@@ -134,11 +134,13 @@ func (s *runScope) podSteps() []v1beta1.StepState {
 }
 
 // startedFirstPod reports whether this reconcile created the first Pod of a
-// run that has no status yet: a start that nothing else in the reconcile
-// changed, which the next reconcile can record as well.
+// run whose start is not recorded yet: a start that nothing else in the
+// reconcile changed, which the next reconcile can record as well. (A Pod is
+// created only when status.podName names none: a named Pod that is missing
+// ends the run instead.)
 func (s *runScope) startedFirstPod() bool {
 	st := s.original.Status
-	return s.createdPod && st.StartTime == nil && st.PodName == "" && len(st.Attempts) == 0 && !s.outcome.finished()
+	return s.createdPod && st.StartTime == nil && len(st.Attempts) == 0 && !s.outcome.finished()
 }
 
 func (s *runScope) statusChanged() bool {

@@ -146,7 +146,6 @@ var sections = []section{
 			{"writes per run (TaskRun and Pod)", "", "writes/run", decimal}, {"Event writes per run", "", "event-writes/run", decimal},
 			{"reads past the manager's cache per run (GETs of runs, Tasks, Pods, namespaces)", "", "live-reads/run", decimal},
 			{"reconciles per run", "", "reconciles/run", decimal},
-			{"conversion webhook calls per run", "", "conversions/run", decimal},
 			{"writes to finished runs (after a manager restart too)", "", "finished-run-writes", count},
 			{"CPU: kube-apiserver per 1,000 runs", "", "api-cpu-s/1000-runs", seconds},
 			{"floor CPU: kube-apiserver per 1,000 runs", "", "floor-api-cpu-s/1000-runs", seconds},

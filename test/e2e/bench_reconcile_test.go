@@ -58,10 +58,10 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	measureFloor(b, c, clock, warmUpNames)
 
 	floorNames := runNames("floor", burst)
-	floorRequests := openRequestWindow(b, c, webhooksOnly)
+	floorRequests := countRequests(b, c, webhooksOnly)
 	floorProfile := profileAPIServer(b, c, "burst-floor-apiserver-cpu", 15)
 	floorBefore := measureFloor(b, c, clock, floorNames)
-	floorRequests.reportPerRun(b, c, webhooksOnly, burst, "floor-")
+	reportRequestsPerRun(b, floorRequests, countRequests(b, c, webhooksOnly), burst, "floor-")
 	floorProfile()
 	webhooksOnly.stop()
 
@@ -74,8 +74,7 @@ func BenchmarkReconcileBurst(b *testing.B) {
 		}
 		return nil
 	})
-	requests := openRequestWindow(b, c, m)
-	managerBefore, apiBefore := requests.manager, requests.api
+	before := countRequests(b, c, m)
 
 	names := runNames("burst", burst)
 	burstProfile := profileAPIServer(b, c, "burst-apiserver-cpu", 15)
@@ -87,9 +86,9 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	allSucceeded := clock.waitAll(b, clock.finished, names, 5*time.Minute, "every run to finish").Sub(start)
 	clock.waitAll(b, clock.podEnded, names, time.Minute, "every run's Pod to end")
 	burstCPU := settledCPU(b)
-	managerAfter, apiAfter := m.metrics(b), apiServerMetrics(b, c)
+	after := countRequests(b, c, m)
 	cpustat.Report(b, cpu, burstCPU, "", clusterProcesses...)
-	requests.reportPerRun(b, c, m, burst, "")
+	reportRequestsPerRun(b, before, after, burst, "")
 	apiCPU := burstCPU[apiServerProcess] - cpu[apiServerProcess]
 	burstProfile()
 
@@ -112,8 +111,8 @@ func BenchmarkReconcileBurst(b *testing.B) {
 		}
 	}
 	latencies := clock.podLatencies(names)
-	runAndPodWrites := apiAfter.runAndPodWrites() - apiBefore.runAndPodWrites()
-	managerWrites := managerAfter.writes() - managerBefore.writes()
+	runAndPodWrites := after.api.runAndPodWrites() - before.api.runAndPodWrites()
+	managerWrites := after.manager.writes() - before.manager.writes()
 
 	b.ReportMetric(created.Seconds(), "create-s")
 	b.ReportMetric(allPods.Seconds(), "all-pods-s")
@@ -131,9 +130,8 @@ func BenchmarkReconcileBurst(b *testing.B) {
 	b.ReportMetric(percentile(latencies, 0.99), "pod-p99-ms")
 	b.ReportMetric(runAndPodWrites/burst, "writes/run")
 	b.ReportMetric((managerWrites-runAndPodWrites)/burst, "event-writes/run")
-	b.ReportMetric((apiAfter.liveReads()-apiBefore.liveReads())/burst, "live-reads/run")
-	b.ReportMetric((managerAfter.reconciles()-managerBefore.reconciles())/burst, "reconciles/run")
-	b.ReportMetric((managerAfter.conversions()-managerBefore.conversions())/burst, "conversions/run")
+	b.ReportMetric((after.api.liveReads()-before.api.liveReads())/burst, "live-reads/run")
+	b.ReportMetric((after.manager.reconciles()-before.manager.reconciles())/burst, "reconciles/run")
 	finishedNames := slices.Concat(names, warmUpNames, floorNames, floor2Names)
 	b.ReportMetric(float64(writesAfterFinish(b, c, m, finishedNames)), "finished-run-writes")
 	b.ReportMetric(0, "ns/op")

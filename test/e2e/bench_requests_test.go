@@ -37,28 +37,26 @@ var requestKinds = []requestKind{
 	{"bindings", []map[string]string{{"resource": "pods", "subresource": "binding", "verb": "POST"}}},
 }
 
-// requestWindow is what the API server and the manager had counted at the
-// start of a phase of a benchmark.
-type requestWindow struct{ api, manager metricFamilies }
+// requestCounts is what the API server and the manager have counted so far.
+type requestCounts struct{ api, manager metricFamilies }
 
-// openRequestWindow scrapes both now.
-func openRequestWindow(tb testing.TB, c *cluster, m *manager) requestWindow {
+// countRequests scrapes both now.
+func countRequests(tb testing.TB, c *cluster, m *manager) requestCounts {
 	tb.Helper()
-	return requestWindow{api: apiServerMetrics(tb, c), manager: m.metrics(tb)}
+	return requestCounts{api: apiServerMetrics(tb, c), manager: m.metrics(tb)}
 }
 
-// reportPerRun reports each request kind counted since w opened, per run, as
-// "<prefix><kind>/run", and the manager's conversion reviews as
-// "<prefix>conversion-reviews/run".
-func (w requestWindow) reportPerRun(b *testing.B, c *cluster, m *manager, runs int, prefix string) {
+// reportRequestsPerRun reports each request kind counted between before and
+// after, per run, as "<prefix><kind>/run", and the manager's conversion
+// reviews as "<prefix>conversion-reviews/run".
+func reportRequestsPerRun(b *testing.B, before, after requestCounts, runs int, prefix string) {
 	b.Helper()
-	api, manager := apiServerMetrics(b, c), m.metrics(b)
 	for _, kind := range requestKinds {
 		var n float64
 		for _, labels := range kind.labels {
-			n += api.Sum("apiserver_request_total", labels) - w.api.Sum("apiserver_request_total", labels)
+			n += after.api.Sum("apiserver_request_total", labels) - before.api.Sum("apiserver_request_total", labels)
 		}
 		b.ReportMetric(n/float64(runs), prefix+kind.name+"/run")
 	}
-	b.ReportMetric((manager.conversions()-w.manager.conversions())/float64(runs), prefix+"conversion-reviews/run")
+	b.ReportMetric((after.manager.conversions()-before.manager.conversions())/float64(runs), prefix+"conversion-reviews/run")
 }

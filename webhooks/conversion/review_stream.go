@@ -246,10 +246,9 @@ func (s *reviewStream) startWorkers(workers int) {
 	s.wg.Go(func() {
 		for job := range s.ordered {
 			<-job.done
+			// A worker leaves a batch's objects unconverted only once the
+			// review has failed, and write writes nothing after that.
 			for k := range job.outs {
-				if job.outs[k] == nil && job.errs[k] == nil {
-					break // not converted: the review failed meanwhile
-				}
 				s.write(job.first+k, job.outs[k], job.errs[k])
 			}
 		}
