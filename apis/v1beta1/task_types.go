@@ -222,5 +222,3 @@ type TaskList struct {
 	Items           []Task `json:"items"`
 }
 
-// Hub marks v1beta1 Task as the version every other one converts through.
-func (*Task) Hub() {}

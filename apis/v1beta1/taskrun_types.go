@@ -375,5 +375,3 @@ type TaskRunList struct {
 	Items           []TaskRun `json:"items"`
 }
 
-// Hub marks v1beta1 TaskRun as the version every other one converts through.
-func (*TaskRun) Hub() {}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
+	"github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
@@ -165,7 +166,7 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 		{"object not a JSON object", rawReview(alphaVersion, `"Task"`), failed},
 		{"apiVersion key in the wrong case", rawReview(alphaVersion, `{"ApiVersion":"minitask.dev/v1beta1","kind":"Task"}`), failed},
 		{"unknown desired version", rawReview("minitask.dev/v2", `{"apiVersion":"minitask.dev/v1beta1","kind":"Task"}`), failed},
-		{"unknown version of an object", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1","kind":"Task"}`), failed},
+		{"unknown version of an object", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v2","kind":"Task"}`), failed},
 		{"to its own version", rawReview(betaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"TaskRun"}`), failed},
 	}
 }
@@ -319,6 +320,7 @@ func newTestScheme(tb testing.TB) *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	utilruntime.Must(v1.AddToScheme(scheme))
 	return scheme
 }
 

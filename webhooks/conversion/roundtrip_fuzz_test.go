@@ -31,9 +31,9 @@ func FuzzRoundTrip(f *testing.F) {
 		g := newObjectGenerator(seed)
 
 		task := g.hubTask()
-		checkHubRoundTrip(t, ctx, task, ConvertTaskFromHub, ConvertTaskToHub)
+		checkHubRoundTrip(t, ctx, task, ConvertBetaTaskToAlpha, ConvertAlphaTaskToBeta)
 		run := g.hubTaskRun()
-		checkHubRoundTrip(t, ctx, run, ConvertTaskRunFromHub, ConvertTaskRunToHub)
+		checkHubRoundTrip(t, ctx, run, ConvertBetaTaskRunToAlpha, ConvertAlphaTaskRunToBeta)
 
 		spoke := &v1alpha1.Task{ObjectMeta: g.meta(), Spec: v1alpha1.TaskSpec{Steps: []v1alpha1.Step{
 			{Name: "build", Image: "golang:1.26"}, {Name: "test", Image: "golang:1.26", Script: "go test ./..."}}}}
@@ -42,13 +42,13 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		spoke.Annotations[AnnotationConversionData] = string(stash)
 		hub := &v1beta1.Task{}
-		if err := ConvertTaskToHub(ctx, spoke, hub); err != nil {
+		if err := ConvertAlphaTaskToBeta(ctx, spoke, hub); err != nil {
 			t.Fatalf("converting a v1alpha1 Task with stash %q: %v", stash, err)
 		}
 		if _, ok := hub.Annotations[AnnotationConversionData]; ok {
 			t.Fatalf("the v1beta1 Task carries the conversion annotation")
 		}
-		checkHubRoundTrip(t, ctx, throughJSON(t, hub), ConvertTaskFromHub, ConvertTaskToHub)
+		checkHubRoundTrip(t, ctx, throughJSON(t, hub), ConvertBetaTaskToAlpha, ConvertAlphaTaskToBeta)
 	})
 }
 
