@@ -374,4 +374,3 @@ type TaskRunList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TaskRun `json:"items"`
 }
-
