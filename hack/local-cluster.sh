@@ -308,7 +308,7 @@ run_samples() {
       *) tasks+=(-f "$f") ;;
     esac
   done
-  log "Applying the samples (config/samples, v1alpha1 and v1beta1)"
+  log "Applying the samples (config/samples, v1alpha1, v1beta1 and v1)"
   kubectl apply "${tasks[@]}"
   kubectl apply "${runs[@]}"
 
@@ -332,6 +332,8 @@ run_samples() {
   kubectl get taskruns.v1beta1.minitask.dev
   echo
   kubectl get taskruns.v1alpha1.minitask.dev
+  echo
+  kubectl get taskruns.v1.minitask.dev
 }
 
 next_steps() {

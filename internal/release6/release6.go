@@ -8,10 +8,15 @@
 package release6
 
 import (
+	"encoding/json"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/minitask-dev/minitask/apis/v1"
 )
+
+// Fields names what only v1 expresses, for messages.
+const Fields = "array or object params, timeouts.pending"
 
 // Needed is what every message about such a field ends with.
 const Needed = "needs minitask release 6 (v1 as the storage version); this release serves v1 but cannot run it, " +
@@ -54,4 +59,48 @@ func TaskRunFields(run *v1.TaskRun) field.ErrorList {
 // isString reports whether value is a string, the only kind v1beta1 holds.
 func isString(value *v1.ParamValue) bool {
 	return value.Type == "" || value.Type == v1.ParamTypeString
+}
+
+// StashKey is the conversion annotation (conversion.AnnotationConversionData,
+// which a test holds this to): on a v1beta1 object, its v1 member holds what
+// only v1 expresses.
+const StashKey = "minitask.dev/conversion-data"
+
+// InStash reports whether annotations, a v1beta1 object's, carry anything
+// only release 6 can run, in the v1 member of the conversion annotation: a
+// param of type array or object, properties, a run's value of either type,
+// timeouts.pending. (A param said to be a string is stashed too, and runs
+// here.) Release 5's controller, which reads v1beta1, leaves such a run
+// Pending.
+func InStash(annotations map[string]string) bool {
+	value, ok := annotations[StashKey]
+	if !ok {
+		return false
+	}
+	var stash struct {
+		V1 struct {
+			Spec struct {
+				Params []struct {
+					Type       v1.ParamType               `json:"type"`
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"params"`
+				Pending json.RawMessage `json:"pending"`
+			} `json:"spec"`
+		} `json:"v1"`
+	}
+	// A stash that does not parse converts without its v1 member, as a
+	// v1beta1 object release 5 can run.
+	if json.Unmarshal([]byte(value), &stash) != nil {
+		return false
+	}
+	spec := &stash.V1.Spec
+	if len(spec.Pending) > 0 && string(spec.Pending) != "null" {
+		return true
+	}
+	for _, p := range spec.Params {
+		if (p.Type != "" && p.Type != v1.ParamTypeString) || p.Properties != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -67,3 +67,27 @@ func fieldPaths(errs field.ErrorList) []string {
 	}
 	return paths
 }
+
+func TestInStash(t *testing.T) {
+	tests := map[string]struct {
+		annotations map[string]string
+		want        bool
+	}{
+		"no annotations":          {},
+		"other annotations":       {annotations: map[string]string{"team": "a"}},
+		"a v1beta1 section only":  {annotations: map[string]string{StashKey: `{"v1beta1":{"spec":{"description":"d"}}}`}},
+		"an empty v1 section":     {annotations: map[string]string{StashKey: `{"v1":{}}`}},
+		"a param said string":     {annotations: map[string]string{StashKey: `{"v1":{"spec":{"params":[{"name":"a","type":"string"}]}}}`}},
+		"an array param":          {annotations: map[string]string{StashKey: `{"v1":{"spec":{"params":[{"name":"a","type":"array"}]}}}`}, want: true},
+		"properties":              {annotations: map[string]string{StashKey: `{"v1":{"spec":{"params":[{"name":"a","properties":{"k":{}}}]}}}`}, want: true},
+		"a v1 section":            {annotations: map[string]string{StashKey: `{"v1":{"spec":{"pending":"5m"}}}`}, want: true},
+		"a stash that is no JSON": {annotations: map[string]string{StashKey: `{"v1":`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := InStash(tc.annotations); got != tc.want {
+				t.Errorf("InStash(%v) = %t, want %t", tc.annotations, got, tc.want)
+			}
+		})
+	}
+}
