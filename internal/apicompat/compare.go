@@ -7,7 +7,8 @@ import (
 )
 
 // Check compares current with every frozen release, oldest first, and returns
-// every breaking change, sorted.
+// every breaking change, sorted. It refuses releases out of that order, since
+// which one is the newest decides what the lifecycle is checked against.
 //
 // Schemas are compared with every release that served the same version, since
 // a client of any released version may still write. The version lifecycle is
@@ -17,6 +18,9 @@ import (
 // version may change only while the old one stays in the CRD, so that objects
 // stored in it still decode until the storage migration has rewritten them.
 func Check(releases []Release, current CRDSet) ([]Problem, error) {
+	if err := checkOrder(releases); err != nil {
+		return nil, err
+	}
 	var problems []Problem
 	for i, release := range releases {
 		newest := i == len(releases)-1

@@ -202,7 +202,7 @@ func TestCheck(t *testing.T) {
 			if tc.editCurrent != nil {
 				tc.editCurrent(current)
 			}
-			got, err := Check([]Release{{Name: "release-x", CRDs: release}}, current)
+			got, err := Check([]Release{{Name: "release-x", Version: "v0.9.0", CRDs: release}}, current)
 			if err != nil {
 				t.Fatal(err)
 			}
