@@ -21,6 +21,10 @@ type CRDSet map[string]*apiextensionsv1.CustomResourceDefinition
 // Release is a frozen release's CRDs under the release's name.
 type Release struct {
 	Name string
+	// File is the file the release was read from, which messages name for
+	// the reader to open: release-2-crds.yaml. Empty for a release made in
+	// memory, which messages name by Name.
+	File string
 	// Version is the release's version (its CRDs' minitask.dev/release
 	// annotation, e.g. v0.2.0): it orders the releases.
 	Version string
@@ -49,7 +53,15 @@ func LoadRelease(path string) (Release, error) {
 		version = v
 	}
 	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), "-crds")
-	return Release{Name: name, Version: version, CRDs: crds}, nil
+	return Release{Name: name, File: filepath.Base(path), Version: version, CRDs: crds}, nil
+}
+
+// source names the release in messages: its file, else its name.
+func (r Release) source() string {
+	if r.File != "" {
+		return r.File
+	}
+	return r.Name
 }
 
 // LoadCRDs reads every CRD in the YAML files at paths (files, or directories
