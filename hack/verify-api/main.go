@@ -7,6 +7,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -18,13 +19,15 @@ func main() {
 	releases := flag.String("releases", "", "the frozen releases' CRD files, comma-separated, oldest first")
 	exceptionsFile := flag.String("exceptions", "hack/api-compat-exceptions.yaml", "reviewed breaking changes to accept")
 	flag.Parse()
-	if err := run(*current, strings.Split(*releases, ","), *exceptionsFile); err != nil {
+	if err := run(os.Stdout, os.Stderr, *current, strings.Split(*releases, ","), *exceptionsFile); err != nil {
 		fmt.Fprintln(os.Stderr, "verify-api:", err)
 		os.Exit(1)
 	}
 }
 
-func run(currentPath string, releasePaths []string, exceptionsFile string) error {
+// run checks the CRDs at currentPath against the releases, oldest first,
+// printing each breaking change and stale exception to stderr.
+func run(stdout, stderr io.Writer, currentPath string, releasePaths []string, exceptionsFile string) error {
 	current, err := apicompat.LoadCRDs(currentPath)
 	if err != nil {
 		return err
@@ -53,10 +56,10 @@ func run(currentPath string, releasePaths []string, exceptionsFile string) error
 	}
 	problems, unused := apicompat.Apply(problems, exceptions)
 	for _, p := range problems {
-		fmt.Fprintln(os.Stderr, p)
+		fmt.Fprintln(stderr, p)
 	}
 	for _, e := range unused {
-		fmt.Fprintf(os.Stderr, "%s: stale exception (matches no change): release %s %s %s %s %s\n",
+		fmt.Fprintf(stderr, "%s: stale exception (matches no change): release %s %s %s %s %s\n",
 			exceptionsFile, e.Release, e.CRD, e.Version, e.Path, e.Kind)
 	}
 	if len(problems) > 0 || len(unused) > 0 {
@@ -66,6 +69,6 @@ func run(currentPath string, releasePaths []string, exceptionsFile string) error
 	for i, r := range releases {
 		names[i] = r.Name
 	}
-	fmt.Printf("verify-api: %s compatible with %s\n", currentPath, strings.Join(names, ", "))
+	fmt.Fprintf(stdout, "verify-api: %s compatible with %s\n", currentPath, strings.Join(names, ", "))
 	return nil
 }

@@ -7,21 +7,24 @@ import (
 )
 
 // Check compares current with every frozen release, oldest first, and returns
-// every breaking change, sorted.
+// every breaking change, sorted. It refuses releases out of that order, since
+// which one is the newest decides what the lifecycle is checked against.
 //
 // Schemas are compared with every release that served the same version, since
-// a client of any released version may still write. The version lifecycle is
-// checked against the newest release only, because upgrades go release by
-// release: a served version must be deprecated in a release before it is
-// unserved, and unserved in a release before it is removed; the storage
-// version may change only while the old one stays in the CRD, so that objects
-// stored in it still decode until the storage migration has rewritten them.
+// a client of any released version may still write. The version lifecycle and
+// the storage version are checked against the newest release only, because
+// upgrades (and rollbacks) go release by release: a served version must be
+// marked deprecated in a release before it is unserved, and unserved in a
+// release before it is removed; the storage version moves as checkStorage says.
 func Check(releases []Release, current CRDSet) ([]Problem, error) {
+	if err := checkOrder(releases); err != nil {
+		return nil, err
+	}
 	var problems []Problem
 	for i, release := range releases {
 		newest := i == len(releases)-1
 		for _, name := range sortedKeys(release.CRDs) {
-			ps, err := checkCRD(release.CRDs[name], current[name], newest)
+			ps, err := checkCRD(release, name, current[name], newest)
 			if err != nil {
 				return nil, err
 			}
@@ -35,13 +38,17 @@ func Check(releases []Release, current CRDSet) ([]Problem, error) {
 	return problems, nil
 }
 
-func checkCRD(old, cur *apiextensionsv1.CustomResourceDefinition, newest bool) ([]Problem, error) {
+// checkCRD compares current's CRD name with release's; newest says whether
+// release is the newest, whose lifecycle and storage version cur must follow.
+func checkCRD(release Release, name string, cur *apiextensionsv1.CustomResourceDefinition, newest bool) ([]Problem, error) {
 	if cur == nil {
 		return []Problem{{Kind: VersionRemoved, Detail: "the CRD was removed"}}, nil
 	}
+	old := release.CRDs[name]
 	problems := checkNames(old, cur)
 	if newest {
 		problems = append(problems, checkLifecycle(old, cur)...)
+		problems = append(problems, checkStorage(old, cur, release.source())...)
 	}
 	for i := range old.Spec.Versions {
 		ov := &old.Spec.Versions[i]
@@ -103,11 +110,6 @@ func checkLifecycle(old, cur *apiextensionsv1.CustomResourceDefinition) []Proble
 			problems = append(problems, Problem{Version: ov.Name, Kind: VersionUnserved,
 				Detail: "unserved without being deprecated in the release (deprecated: true, with a warning) first"})
 		}
-	}
-	if was, is := storageVersion(old), storageVersion(cur); was != is && version(cur, was) == nil {
-		problems = append(problems, Problem{Version: was, Kind: StorageChanged,
-			Detail: "storage version changed to " + is + " while " + was + " was removed: objects stored as " + was +
-				" could no longer be read or migrated; keep it in the CRD for a release"})
 	}
 	return problems
 }

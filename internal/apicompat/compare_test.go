@@ -1,6 +1,8 @@
 package apicompat
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -200,7 +202,7 @@ func TestCheck(t *testing.T) {
 			if tc.editCurrent != nil {
 				tc.editCurrent(current)
 			}
-			got, err := Check([]Release{{Name: "release-x", CRDs: release}}, current)
+			got, err := Check([]Release{{Name: "release-x", Version: "v0.9.0", CRDs: release}}, current)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,11 +217,12 @@ func TestCheck(t *testing.T) {
 }
 
 // TestFrozenReleases is what make verify-api checks, as a test: today's CRDs
-// break no frozen release.
+// break no frozen release. The releases are the Makefile's FROZEN_RELEASES,
+// in its order, so that a release frozen there is checked here too.
 func TestFrozenReleases(t *testing.T) {
 	current := todaysCRDs(t)
 	var releases []Release
-	for _, path := range []string{"../../test/e2e/testdata/first-release-crds.yaml", "../../test/e2e/testdata/release-2-crds.yaml"} {
+	for _, path := range frozenReleases(t) {
 		r, err := LoadRelease(path)
 		if err != nil {
 			t.Fatal(err)
@@ -248,6 +251,27 @@ func TestApplyExceptions(t *testing.T) {
 	if diff := cmp.Diff([]Exception{other}, unused); len(remaining) != 0 || diff != "" {
 		t.Errorf("remaining %v, unused diff (-want +got):\n%s", remaining, diff)
 	}
+}
+
+// frozenReleases returns the files of the Makefile's FROZEN_RELEASES,
+// relative to this package.
+func frozenReleases(t *testing.T) []string {
+	t.Helper()
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(makefile), "\n") {
+		if value, ok := strings.CutPrefix(line, "FROZEN_RELEASES := "); ok {
+			var paths []string
+			for _, path := range strings.Split(strings.TrimSpace(value), ",") {
+				paths = append(paths, filepath.Join("../..", path))
+			}
+			return paths
+		}
+	}
+	t.Fatal("the Makefile sets no FROZEN_RELEASES")
+	return nil
 }
 
 func todaysCRDs(t *testing.T) CRDSet {

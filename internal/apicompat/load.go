@@ -21,18 +21,47 @@ type CRDSet map[string]*apiextensionsv1.CustomResourceDefinition
 // Release is a frozen release's CRDs under the release's name.
 type Release struct {
 	Name string
-	CRDs CRDSet
+	// File is the file the release was read from, which messages name for
+	// the reader to open: release-2-crds.yaml. Empty for a release made in
+	// memory, which messages name by Name.
+	File string
+	// Version is the release's version (its CRDs' minitask.dev/release
+	// annotation, e.g. v0.2.0): it orders the releases.
+	Version string
+	CRDs    CRDSet
 }
 
+// ReleaseAnnotation is the annotation on each CRD of a frozen release that
+// gives the release's version.
+const ReleaseAnnotation = "minitask.dev/release"
+
 // LoadRelease reads a frozen release from one YAML file of CRDs. The release
-// is named after the file: testdata/release-2-crds.yaml is release-2.
+// is named after the file: testdata/release-2-crds.yaml is release-2. Every
+// CRD must carry the same ReleaseAnnotation, the release's version.
 func LoadRelease(path string) (Release, error) {
 	crds, err := LoadCRDs(path)
 	if err != nil {
 		return Release{}, err
 	}
+	version := ""
+	for _, name := range sortedKeys(crds) {
+		v := crds[name].Annotations[ReleaseAnnotation]
+		if v == "" || (version != "" && v != version) {
+			return Release{}, fmt.Errorf("%s: CRD %s has %s %q: every CRD of a frozen release needs the release's version there",
+				path, name, ReleaseAnnotation, v)
+		}
+		version = v
+	}
 	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), "-crds")
-	return Release{Name: name, CRDs: crds}, nil
+	return Release{Name: name, File: filepath.Base(path), Version: version, CRDs: crds}, nil
+}
+
+// source names the release in messages: its file, else its name.
+func (r Release) source() string {
+	if r.File != "" {
+		return r.File
+	}
+	return r.Name
 }
 
 // LoadCRDs reads every CRD in the YAML files at paths (files, or directories

@@ -25,6 +25,12 @@ const (
 	VersionRemoved        Kind = "VersionRemoved"
 	VersionUnserved       Kind = "VersionUnserved"
 	StorageChanged        Kind = "StorageVersionChanged"
+	// StorageNotServedBefore: the storage version moved to one the release
+	// before did not serve, so a rollback by one release could not read it.
+	StorageNotServedBefore Kind = "StorageVersionNotServedBefore"
+	// StoredVersionUnserved: the version the release before stored is no
+	// longer served.
+	StoredVersionUnserved Kind = "StoredVersionUnserved"
 	ScopeChanged          Kind = "ScopeChanged"
 	NamesChanged          Kind = "NamesChanged"
 )

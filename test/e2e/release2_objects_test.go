@@ -76,8 +76,8 @@ var release2RunningPods = []string{r2Running + "-pod", r2aRunning + "-pod"}
 // runs in flight among them must get a Pod, and those of runningPods must
 // still run as it starts.
 func (r *rehearsal) upgradeToRelease2(before views, inFlight map[string]bool, runningPods ...string) {
-	tree, bin := release2Build(r.t)
-	install := renderRelease(r.t, r.c, tree, "testdata/release-2-crds.yaml")
+	tree, bin := release2.build(r.t)
+	install := renderRelease(r.t, r.c, tree, release2.crds())
 	r.kubectl("apply", "--server-side", "-f", install)
 	r.kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/tasks.minitask.dev", "crd/taskruns.minitask.dev")
 	r.checkViewsUnchanged(before, "after installing release 2's CRDs")
@@ -127,7 +127,7 @@ func (r *rehearsal) createRelease2Objects() views {
 	// Release 2's controller stops; its webhooks serve on, so that runs
 	// are written through both versions that no controller has seen.
 	r.m.stop()
-	_, bin := release2Build(t)
+	_, bin := release2.build(t)
 	r.m = startManagerBinary(t, r.c, bin, "--enable-controller=false")
 	create(t, r.c, wrappers.TaskRun(ns, r2New, "r2-greet").Param("name", "nia").Obj(), wrappers.V1alpha1TaskRun(ns, r2aNew, "r2a-build").Obj())
 

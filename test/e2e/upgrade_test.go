@@ -23,7 +23,7 @@ import (
 // to release 2 to now, each with objects in every phase and runs in flight:
 // the first release's objects (first_release_test.go), its running run's
 // Pod running through both upgrades; release 2's CRDs and its real manager,
-// built from git history (release2_test.go), which must take them over and
+// built from git history (frozen_release_test.go), which must take them over and
 // migrate their storage; release 2's own objects, written through both
 // versions it served (release2_objects_test.go); then the current CRDs and
 // manager. Every object must read the same in every version that served it,
@@ -36,7 +36,7 @@ func TestUpgradeFromFirstRelease(t *testing.T) {
 	// The first release's running Pod must outlast the upgrade to release 2,
 	// not the build of release 2's manager: with a cold Go build cache on a
 	// busy machine that takes longer than the Pod's step sleeps.
-	release2Build(t)
+	release2.build(t)
 	r.createFirstReleaseObjects()
 	r.lap("first release")
 
@@ -135,7 +135,7 @@ func newRehearsal(t *testing.T, name string) *rehearsal {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefetchRelease2(repo)
+	release2.prefetch(repo)
 	return newRehearsalOn(t, name, withoutMinitask)
 }
 

@@ -6,122 +6,18 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
-
-	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
-
-// release2Commit is release 2 (v0.2.0): main before issue 13, whose CRDs
-// testdata/release-2-crds.yaml freezes. The rehearsals run its real manager,
-// built from git history, with its own install.
-const release2Commit = "1ba01c5"
-
-// release2 is release 2's source tree and manager, made once per test binary
-// for every rehearsal that needs them (they may run in parallel).
-var release2 struct {
-	once sync.Once
-	// dir is release 2's tree (git archive), removed when the tests end.
-	dir string
-	// manager is its manager, cached in bin/release-2/COMMIT/manager, so
-	// that only the first run on a machine builds it.
-	manager string
-	err     error
-}
-
-// releaseTrees are the directories release2Tree made, removed by TestMain.
-var releaseTrees []string
-
-// removeReleaseTrees removes what release2Tree extracted.
-func removeReleaseTrees() {
-	for _, dir := range releaseTrees {
-		os.RemoveAll(dir)
-	}
-}
-
-// prefetchRelease2 starts making release 2's tree and manager in the
-// background, so that building it overlaps with creating a cluster.
-func prefetchRelease2(repo string) {
-	go release2.once.Do(func() { makeRelease2(repo) })
-}
-
-func makeRelease2(repo string) {
-	release2.dir, release2.manager, release2.err = buildRelease(repo, release2Commit)
-}
-
-// release2Build returns release 2's tree and manager, building the manager
-// the first time: about 12 s with a warm Go build cache, a minute cold.
-func release2Build(t testing.TB) (dir, manager string) {
-	t.Helper()
-	repo, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	release2.once.Do(func() { makeRelease2(repo) })
-	if release2.err != nil {
-		t.Fatalf("release 2: %v", release2.err)
-	}
-	return release2.dir, release2.manager
-}
-
-// buildRelease extracts commit's tree into a temporary directory and builds
-// its manager into bin/release-2/COMMIT/manager unless that is there already.
-func buildRelease(repo, commit string) (dir, manager string, err error) {
-	if out, err := exec.Command("git", "-C", repo, "cat-file", "-e", commit+"^{commit}").CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("commit %s is not in this clone (%w: %s). The upgrade rehearsals build "+
-			"release 2 from git history: use a full clone (git fetch --unshallow; in GitHub Actions, "+
-			"actions/checkout with fetch-depth: 0)", commit, err, strings.TrimSpace(string(out)))
-	}
-	dir, err = os.MkdirTemp("", "minitask-release-"+commit+"-")
-	if err != nil {
-		return "", "", err
-	}
-	releaseTrees = append(releaseTrees, dir)
-	archive := exec.Command("git", "-C", repo, "archive", commit)
-	untar := exec.Command("tar", "-x", "-C", dir)
-	var stderr bytes.Buffer
-	archive.Stderr, untar.Stderr = &stderr, &stderr
-	pipe, err := archive.StdoutPipe()
-	if err != nil {
-		return "", "", err
-	}
-	untar.Stdin = pipe
-	if err := untar.Start(); err != nil {
-		return "", "", err
-	}
-	if err := errors.Join(archive.Run(), untar.Wait()); err != nil {
-		return "", "", fmt.Errorf("extracting commit %s: %w\n%s", commit, err, stderr.String())
-	}
-
-	manager = filepath.Join(repo, "bin", "release-2", commit, "manager")
-	if _, err := os.Stat(manager); err == nil {
-		return dir, manager, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(manager), 0o755); err != nil {
-		return "", "", err
-	}
-	// Built under a temporary name and renamed, so that a build cut short
-	// never leaves a manager that later runs would take as built. The tree
-	// is no git checkout: -buildvcs=false says there is nothing to stamp.
-	tmp := manager + ".tmp"
-	build := exec.Command("go", "build", "-buildvcs=false", "-o", tmp, ".")
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("building the manager of commit %s: %w\n%s", commit, err, out)
-	}
-	return dir, manager, os.Rename(tmp, manager)
-}
 
 // renderRelease renders the install of the release in tree for cluster c, as
 // hack/local-cluster.sh renders the current one: the CRDs (kustomize
@@ -170,7 +66,7 @@ func renderRelease(t testing.TB, c *cluster, tree, frozenCRDs string) string {
 		out = append(out, string(b))
 	}
 
-	// The frozen CRDs are what make verify-api and the docs call release 2:
+	// The frozen CRDs are what make verify-api and the docs call the release:
 	// the rehearsal proves something about them only if they are what it
 	// installs.
 	frozen, err := os.ReadFile(frozenCRDs)

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/minitask-dev/minitask/internal/apicompat"
+)
+
+const (
+	testdata    = "../../test/e2e/testdata/"
+	release4    = testdata + "release-4-crds.yaml"
+	exceptions  = "../../hack/api-compat-exceptions.yaml"
+	taskRunsCRD = "taskruns.minitask.dev"
+)
+
+// frozen are the releases up to release 4, oldest first: the cases build on
+// frozen files, so that they hold whatever the API becomes.
+var frozen = []string{testdata + "first-release-crds.yaml", testdata + "release-2-crds.yaml", release4}
+
+// TestStorageVersionTrain runs the gate as make verify-api does on release
+// 4's CRDs moved to store v1, the move that Crossplane #6148 made in one
+// release: refused after release 4, which did not serve v1, naming the kind
+// and the version; let through after a release that served it.
+func TestStorageVersionTrain(t *testing.T) {
+	dir := t.TempDir()
+	storesV1 := writeCRDs(t, filepath.Join(dir, "stores-v1.yaml"), "", func(crd *apiextensionsv1.CustomResourceDefinition) {
+		addV1(crd, true)
+	})
+	release5 := writeCRDs(t, filepath.Join(dir, "release-5-crds.yaml"), "v0.5.0", func(crd *apiextensionsv1.CustomResourceDefinition) {
+		addV1(crd, false)
+	})
+	cases := map[string]struct {
+		crds       string
+		releases   []string
+		wantErr    string
+		wantStderr string
+	}{
+		"release 4's CRDs": {crds: release4, releases: frozen},
+		"v1 stored, new in this release": {crds: storesV1, releases: frozen,
+			wantErr: "1 breaking API changes, 0 stale exceptions",
+			wantStderr: "taskruns.minitask.dev v1: StorageVersionNotServedBefore: TaskRun: storage version v1 was not " +
+				"served by release-4-crds.yaml (the release before); a version must be served for one release before it " +
+				"is stored, or a rollback by one release cannot read what this release writes (breaks release release-4)\n"},
+		"v1 stored a release after it was served": {crds: storesV1, releases: append(slices.Clone(frozen), release5)},
+		"releases newest first": {crds: release4, releases: []string{frozen[2], frozen[1]},
+			wantErr: "the frozen releases must be listed oldest first: release-2 (v0.2.0) comes after release-4 (v0.4.0)"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(&stdout, &stderr, tc.crds, tc.releases, exceptions)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantStderr, stderr.String()); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+			if err == nil && !strings.HasPrefix(stdout.String(), "verify-api: ") {
+				t.Errorf("stdout %q, want the line that says what passed", stdout.String())
+			}
+		})
+	}
+}
+
+// writeCRDs writes release 4's CRDs to path, the TaskRun's edited by edit,
+// as one YAML stream: those of a release of version, or, if version is
+// empty, of none.
+func writeCRDs(t *testing.T, path, version string, edit func(*apiextensionsv1.CustomResourceDefinition)) string {
+	t.Helper()
+	set, err := apicompat.LoadCRDs(release4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(set[taskRunsCRD])
+	var docs []string
+	for _, crd := range set {
+		delete(crd.Annotations, apicompat.ReleaseAnnotation)
+		if version != "" {
+			crd.Annotations[apicompat.ReleaseAnnotation] = version
+		}
+		b, err := yaml.Marshal(crd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(docs, "---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// addV1 adds v1 to crd as a copy of v1beta1, stored instead of it if storage.
+func addV1(crd *apiextensionsv1.CustomResourceDefinition, storage bool) {
+	var beta *apiextensionsv1.CustomResourceDefinitionVersion
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Name == "v1beta1" {
+			beta = &crd.Spec.Versions[i]
+		}
+	}
+	v1 := beta.DeepCopy()
+	v1.Name, v1.Served, v1.Storage, v1.Deprecated, v1.DeprecationWarning = "v1", true, storage, false, nil
+	beta.Storage = beta.Storage && !storage
+	crd.Spec.Versions = append(crd.Spec.Versions, *v1)
+}
