@@ -24,12 +24,18 @@ const (
 	ParamTypeObject ParamType = "object"
 )
 
+// PropertyType is the type of an object param's key: string, the only one.
+// +kubebuilder:validation:Enum=string
+type PropertyType string
+
+// PropertyTypeString is the type of every key of an object param.
+const PropertyTypeString PropertyType = "string"
+
 // PropertySpec declares one key of an object param. Every key is a string.
 type PropertySpec struct {
 	// Type is the key's type; string, the only one, when absent.
 	// +optional
-	// +kubebuilder:validation:Enum=string
-	Type ParamType `json:"type,omitempty"`
+	Type PropertyType `json:"type,omitempty"`
 }
 
 // +kubebuilder:object:generate=false

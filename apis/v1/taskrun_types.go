@@ -33,7 +33,7 @@ type TaskRunSpec struct {
 
 	// Timeouts bound the run as a whole and its wait for its first step.
 	// +optional
-	Timeouts *Timeouts `json:"timeouts,omitempty"`
+	Timeouts Timeouts `json:"timeouts,omitzero"`
 
 	// Status asks the controller to cancel the run when set to Cancelled.
 	// +optional

@@ -405,11 +405,7 @@ func (in *TaskRunSpec) DeepCopyInto(out *TaskRunSpec) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
-	if in.Timeouts != nil {
-		in, out := &in.Timeouts, &out.Timeouts
-		*out = new(Timeouts)
-		(*in).DeepCopyInto(*out)
-	}
+	in.Timeouts.DeepCopyInto(&out.Timeouts)
 	if in.Workspaces != nil {
 		in, out := &in.Workspaces, &out.Workspaces
 		*out = make([]WorkspaceBinding, len(*in))

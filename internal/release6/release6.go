@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // Fields names what only v1 expresses, for messages.
@@ -50,7 +50,7 @@ func TaskRunFields(run *v1.TaskRun) field.ErrorList {
 			errs = append(errs, field.Forbidden(params.Index(i).Child("value"), "a value that is not a string "+Needed))
 		}
 	}
-	if run.Spec.Timeouts != nil && run.Spec.Timeouts.Pending != nil {
+	if run.Spec.Timeouts.Pending != nil {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "timeouts", "pending"), "timeouts.pending "+Needed))
 	}
 	return errs

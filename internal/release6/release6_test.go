@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 func TestTaskFields(t *testing.T) {
@@ -40,9 +40,9 @@ func TestTaskRunFields(t *testing.T) {
 	}{
 		"nothing":         {},
 		"string value":    {spec: v1.TaskRunSpec{Params: []v1.Param{{Name: "a", Value: *v1.NewStringValue("x")}}}},
-		"total timeout":   {spec: v1.TaskRunSpec{Timeouts: &v1.Timeouts{Total: &v1.Duration{}}}},
+		"total timeout":   {spec: v1.TaskRunSpec{Timeouts: v1.Timeouts{Total: &v1.Duration{}}}},
 		"object value":    {spec: v1.TaskRunSpec{Params: []v1.Param{{Name: "a", Value: *v1.NewObjectValue(nil)}}}, want: []string{"spec.params[0].value"}},
-		"pending timeout": {spec: v1.TaskRunSpec{Timeouts: &v1.Timeouts{Pending: &v1.Duration{}}}, want: []string{"spec.timeouts.pending"}},
+		"pending timeout": {spec: v1.TaskRunSpec{Timeouts: v1.Timeouts{Pending: &v1.Duration{}}}, want: []string{"spec.timeouts.pending"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
@@ -33,7 +33,7 @@ func (g *objectGenerator) v1Task() *v1.Task {
 			p.Type = v1.ParamTypeObject
 			p.Properties = map[string]v1.PropertySpec{}
 			for k := range value.ObjectVal {
-				p.Properties[k] = v1.PropertySpec{Type: pick(g, "", v1.ParamTypeString)}
+				p.Properties[k] = v1.PropertySpec{Type: pick(g, "", v1.PropertyTypeString)}
 			}
 			p.Default = nil
 			if g.chance(0.7) {
@@ -61,9 +61,6 @@ func (g *objectGenerator) v1TaskRun() *v1.TaskRun {
 	}
 	if run.Spec.TaskRef.Name != "" && g.chance(0.4) {
 		pending := v1.NewDuration(time.Duration(g.intn(3600)) * time.Second)
-		if run.Spec.Timeouts == nil {
-			run.Spec.Timeouts = &v1.Timeouts{}
-		}
 		run.Spec.Timeouts.Pending = pending
 	}
 	return run

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/release6"
 )
@@ -33,8 +33,8 @@ func TestRelease6SeesTheStash(t *testing.T) {
 		}
 	}
 	runs := map[string]*v1.TaskRun{
-		"a total timeout":   {Spec: v1.TaskRunSpec{Timeouts: &v1.Timeouts{Total: v1.NewDuration(time.Hour)}}},
-		"a pending timeout": {Spec: v1.TaskRunSpec{Timeouts: &v1.Timeouts{Pending: v1.NewDuration(time.Hour)}}},
+		"a total timeout":   {Spec: v1.TaskRunSpec{Timeouts: v1.Timeouts{Total: v1.NewDuration(time.Hour)}}},
+		"a pending timeout": {Spec: v1.TaskRunSpec{Timeouts: v1.Timeouts{Pending: v1.NewDuration(time.Hour)}}},
 		"an object value":   {Spec: v1.TaskRunSpec{Params: []v1.Param{{Name: "a", Value: *v1.NewObjectValue(map[string]string{"k": "v"})}}}},
 	}
 	for name, run := range runs {

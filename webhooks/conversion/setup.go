@@ -10,7 +10,7 @@ package conversion
 import (
 	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )

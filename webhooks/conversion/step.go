@@ -3,7 +3,7 @@ package conversion
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 )
 

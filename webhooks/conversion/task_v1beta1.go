@@ -3,7 +3,7 @@ package conversion
 import (
 	"context"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 

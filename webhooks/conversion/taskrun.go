@@ -6,7 +6,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
@@ -155,20 +155,14 @@ func taskRunFromHub(src *v1.TaskRun, dst *v1alpha1.TaskRun) alphaTaskRunStash {
 }
 
 // timeoutsToHub is v1's timeouts of a spoke's timeout and the stashed
-// pending one: nil when neither is given.
-func timeoutsToHub(total, pending *v1.Duration) *v1.Timeouts {
-	if total == nil && pending == nil {
-		return nil
-	}
-	return &v1.Timeouts{Total: total, Pending: pending}
+// pending one.
+func timeoutsToHub(total, pending *v1.Duration) v1.Timeouts {
+	return v1.Timeouts{Total: total, Pending: pending}
 }
 
 // timeoutsFromHub splits v1's timeouts into what a spoke's timeout holds
 // and what the stash does.
-func timeoutsFromHub(timeouts *v1.Timeouts) (total, pending *v1.Duration) {
-	if timeouts == nil {
-		return nil, nil
-	}
+func timeoutsFromHub(timeouts v1.Timeouts) (total, pending *v1.Duration) {
 	return timeouts.Total, timeouts.Pending
 }
 

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
@@ -31,7 +31,7 @@ func testV1WritesReadInEveryVersion(t *testing.T) {
 	run := &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "greet-run", Namespace: ns}, Spec: v1.TaskRunSpec{
 		TaskRef:  v1.TaskRef{Name: "greet"},
 		Params:   []v1.Param{{Name: "greeting", Value: *v1.NewStringValue("hi")}},
-		Timeouts: &v1.Timeouts{Total: v1.NewDuration(10 * time.Minute)}}}
+		Timeouts: v1.Timeouts{Total: v1.NewDuration(10 * time.Minute)}}}
 	for _, obj := range []client.Object{task, run} {
 		if err := env.Client.Create(ctx, obj); err != nil {
 			t.Fatalf("creating %s through v1: %v", obj.GetName(), err)
@@ -85,7 +85,7 @@ func testRelease6FieldsAreRefused(t *testing.T) {
 			Params: []v1.ParamSpec{{Name: "image", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"repo": {}}}}}},
 			field: "spec.params[0].type"},
 		"v1 pending timeout": {obj: &v1.TaskRun{ObjectMeta: meta("pending"), Spec: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "t"},
-			Timeouts: &v1.Timeouts{Pending: v1.NewDuration(time.Minute)}}},
+			Timeouts: v1.Timeouts{Pending: v1.NewDuration(time.Minute)}}},
 			field: "spec.timeouts.pending"},
 		"v1 array value": {obj: &v1.TaskRun{ObjectMeta: meta("value"), Spec: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "t"},
 			Params: []v1.Param{{Name: "files", Value: *v1.NewArrayValue("a.go")}}}},
