@@ -15,7 +15,7 @@ import (
 // This file reads back what script steps wrote as their termination
 // messages (internal/stepscript): each step's own exit code under onError:
 // continue, the run's results, and results too large for a message. It reads
-// the Pod alone, through its annotations (podAnnotations), so that the
+// the Pod alone, through its annotations (runpod.Build sets them), so that the
 // trimmed Pod in the cache is enough. Everything here is pure, so every case
 // is tested by a table.
 

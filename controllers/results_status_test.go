@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -29,7 +30,7 @@ func resultsPod(t *testing.T, extra int) *corev1.Pod {
 		steps = append(steps, v1beta1.Step{Name: fmt.Sprintf("x%d", i), Image: "alpine", Script: "true"})
 	}
 	task := wrappers.Task("ns", "t").Steps(steps...).Results("version", "digest").Obj()
-	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
+	pod, err := runpod.Build(wrappers.TaskRun("ns", "run", "t").Obj(), task, runpod.Inputs{Name: "run-pod"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -35,7 +36,7 @@ func TestStepFailures(t *testing.T) {
 		v1beta1.Step{Name: "b", Image: "gcc:14", Command: []string{"gcc"}},
 		v1beta1.Step{Name: "c", Image: "alpine", Script: "true"},
 	).Obj()
-	commands, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
+	commands, err := runpod.Build(wrappers.TaskRun("ns", "run", "t").Obj(), task, runpod.Inputs{Name: "run-pod"})
 	if err != nil {
 		t.Fatal(err)
 	}

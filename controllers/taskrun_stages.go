@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -309,7 +310,7 @@ func (r *TaskRunReconciler) stopIfRequested(ctx context.Context, s *runScope) er
 // its logs stay readable. A Pod that never started has no logs, and is deleted.
 func (r *TaskRunReconciler) stopPod(ctx context.Context, pod *corev1.Pod, now time.Time) error {
 	logger := log.FromContext(ctx).WithValues("pod", pod.Name)
-	if neverStarted(pod) {
+	if runpod.NeverStarted(pod) {
 		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting Pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -80,8 +81,9 @@ func podRefused(podName, cause string, err error) *outcome {
 	return unknown(v1beta1.ReasonPending, "Pod %q not created yet: %s; retrying: %v", podName, cause, err)
 }
 
-// podTooLarge is the outcome of a run whose Pod would pass maxPodText.
-func podTooLarge(err *podTooLargeError) *outcome {
+// podTooLarge is the outcome of a run whose Pod would be too large
+// (runpod.Build).
+func podTooLarge(err *runpod.TooLargeError) *outcome {
 	return failed(v1beta1.ReasonInvalidParams, "%v; no Pod was created", err)
 }
 

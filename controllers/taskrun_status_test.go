@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -20,7 +21,7 @@ var testTime = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 // threeStepPod is the Pod of run "run" for a Task with steps a, b and c.
 func threeStepPod() *corev1.Pod {
 	task := wrappers.Task("ns", "t").Step("a", "alpine", "true").Step("b", "alpine", "true").Step("c", "alpine", "true").Obj()
-	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
+	pod, err := runpod.Build(wrappers.TaskRun("ns", "run", "t").Obj(), task, runpod.Inputs{Name: "run-pod"})
 	if err != nil {
 		panic(err)
 	}

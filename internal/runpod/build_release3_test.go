@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"strings"
@@ -15,11 +15,11 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// TestPodForRunRelease3 checks what release 3 added to a run's Pod: the
+// TestBuildRelease3 checks what release 3 added to a run's Pod: the
 // workspaces' volumes and mounts, the steps' command, args, workingDir, env
 // and resources with references replaced, the run's labels, its
 // ServiceAccount and Pod template, and the settings of restricted namespaces.
-func TestPodForRunRelease3(t *testing.T) {
+func TestBuildRelease3(t *testing.T) {
 	defaultMounts := []corev1.VolumeMount{{Name: "ws-src", MountPath: "/workspace/src"}}
 	emptyDir := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	restrictedContainer := &corev1.SecurityContext{
@@ -240,7 +240,7 @@ func TestPodForRunRelease3(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			task, run := tc.task.DeepCopy(), tc.run.DeepCopy()
-			got, err := podForRun(run, task, podInputs{name: "run-pod", params: tc.params, restricted: tc.restricted})
+			got, err := Build(run, task, Inputs{Name: "run-pod", Params: tc.params, Restricted: tc.restricted})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,10 +256,10 @@ func TestPodForRunRelease3(t *testing.T) {
 			}
 			// The Pod shares nothing with the run and Task it was built from.
 			if diff := cmp.Diff(tc.task, task); diff != "" {
-				t.Errorf("podForRun changed the Task (-before +after):\n%s", diff)
+				t.Errorf("Build changed the Task (-before +after):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.run, run); diff != "" {
-				t.Errorf("podForRun changed the run (-before +after):\n%s", diff)
+				t.Errorf("Build changed the run (-before +after):\n%s", diff)
 			}
 		})
 	}
