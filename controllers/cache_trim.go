@@ -11,7 +11,7 @@ import (
 // their reasons, messages, exit codes and times), the PodScheduled
 // condition, whose message says why a Pending Pod is not scheduled, and the
 // PodReadyToStartContainers condition, which says whether its volumes may
-// still hold it back (pod_mount.go). The rest
+// still hold it back (runpod.MayBeHeldByMount). The rest
 // (volumes, tolerations, the steps' scripts, environment and resources, the
 // images, IDs, mounts and resources the kubelet reports for each container,
 // the other conditions, IPs) can be most of a Pod's size, and the cache holds

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -8,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -117,5 +119,38 @@ func TestTrimPodKeepsEachContainersNameAndState(t *testing.T) {
 		ContainerStatuses:     []corev1.ContainerStatus{{Name: "step-push", State: waiting}}}
 	if diff := cmp.Diff(want, got.(*corev1.Pod).Status); diff != "" {
 		t.Errorf("trimmed Pod's status (-want +got):\n%s", diff)
+	}
+}
+
+// TestTrimmedPodKeepsWhatResultsNeed: the cache's trimmed Pod (trimPod) keeps
+// the annotations, container names and termination messages that results,
+// exit codes and ResultsTooLarge are read from (internal/runpod).
+func TestTrimmedPodKeepsWhatResultsNeed(t *testing.T) {
+	pods := map[string]*corev1.Pod{
+		"results and continue": endedResultsPod(3, map[int]string{
+			0: `{"exitCode":0,"results":{"digest":"sha256:1","version":"1"}}`,
+			2: `{"exitCode":3,"results":{"digest":"sha256:2"}}`,
+		}),
+		// Six steps share 12 KiB: a message the kubelet cut at 2048 bytes.
+		"too large": endedResultsPod(6, map[int]string{4: (`{"exitCode":0,"results":{"digest":"` + strings.Repeat("d", 3000))[:2048]}),
+	}
+	for name, pod := range pods {
+		t.Run(name, func(t *testing.T) {
+			obj, err := trimPod(pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trimmed := obj.(*corev1.Pod)
+			if diff := cmp.Diff(runpod.Results(pod), runpod.Results(trimmed)); diff != "" {
+				t.Errorf("results from the trimmed Pod (-full +trimmed):\n%s", diff)
+			}
+			steps, trimmedSteps := runpod.StepStates(pod), runpod.StepStates(trimmed)
+			if diff := cmp.Diff(steps, trimmedSteps); diff != "" {
+				t.Errorf("steps from the trimmed Pod (-full +trimmed):\n%s", diff)
+			}
+			if diff := cmp.Diff(runpod.Outcome(pod, steps), runpod.Outcome(trimmed, trimmedSteps)); diff != "" {
+				t.Errorf("outcome from the trimmed Pod (-full +trimmed):\n%s", diff)
+			}
+		})
 	}
 }

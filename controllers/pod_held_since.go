@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 )
 
 // This file keeps when a run's Pod was first seen held back by its
@@ -36,7 +37,7 @@ type heldRecord struct {
 }
 
 // heldSince returns when h began to hold s.pod back. For a pull, the Pod's
-// status says (findHeldStep). For a configuration, it is the time the Pod
+// status says (runpod.FindHeldStep). For a configuration, it is the time the Pod
 // records for the same container or volume; failing that, now, which it
 // records: a Pod held by another thing before (a Secret, then a ConfigMap of
 // a later step) waits anew. The patch is locked to the Pod as read: a cache
@@ -46,27 +47,27 @@ type heldRecord struct {
 // updates, say) is logged, and the wait starts again at the next look: the
 // run then waits for its own timeout rather than fail early, and its status
 // is written all the same.
-func (r *TaskRunReconciler) heldSince(ctx context.Context, s *runScope, h *hold) time.Time {
-	if h.reason != v1beta1.ReasonPodConfigFailed {
-		return h.since
+func (r *TaskRunReconciler) heldSince(ctx context.Context, s *runScope, h *runpod.Hold) time.Time {
+	if h.Reason != v1beta1.ReasonPodConfigFailed {
+		return h.Since
 	}
 	var recorded heldRecord
 	if err := json.Unmarshal([]byte(s.pod.Annotations[annotationHeldSince]), &recorded); err == nil &&
-		recorded.Container == h.container && recorded.Volume == h.volume && !recorded.Since.IsZero() {
+		recorded.Container == h.Container && recorded.Volume == h.Volume && !recorded.Since.IsZero() {
 		return recorded.Since
 	}
 	now := s.now.Truncate(time.Second)
-	record, _ := json.Marshal(heldRecord{Container: h.container, Volume: h.volume, Since: now}) // strings and a time always marshal
+	record, _ := json.Marshal(heldRecord{Container: h.Container, Volume: h.Volume, Since: now}) // strings and a time always marshal
 	base := s.pod.DeepCopy()
 	if s.pod.Annotations == nil {
 		s.pod.Annotations = map[string]string{}
 	}
 	s.pod.Annotations[annotationHeldSince] = string(record)
 	err := r.Client.Patch(ctx, s.pod, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-	logger := log.FromContext(ctx).WithValues("pod", s.pod.Name, "held", h.subject())
+	logger := log.FromContext(ctx).WithValues("pod", s.pod.Name, "held", h.Subject())
 	switch {
 	case err == nil:
-		logger.Info("Pod held back for its configuration", "kubeletReason", h.why.Reason, "kubeletMessage", h.why.Message)
+		logger.Info("Pod held back for its configuration", "kubeletReason", h.Why.Reason, "kubeletMessage", h.Why.Message)
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		logger.V(1).Info("Pod changed since it was read; its next reconcile records the hold", "error", err.Error())
 	default:

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/internal/runpod"
 )
 
 // This file reads what a run's Pod needs to know of its namespace: whether it
@@ -110,7 +112,7 @@ func (r *TaskRunReconciler) readNamespaceLevel(ctx context.Context, namespace st
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
 		return namespaceLevel{}, fmt.Errorf("reading the labels of Namespace %s: %w", namespace, err)
 	}
-	restricted := enforcesRestricted(ns.Labels)
+	restricted := runpod.EnforcesRestricted(ns.Labels)
 	if !restricted {
 		r.unrestricted.remember(namespace)
 	}

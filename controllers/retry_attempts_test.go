@@ -53,9 +53,9 @@ func TestRetryDecision(t *testing.T) {
 }
 
 func TestRecordAttempt(t *testing.T) {
-	start := metav1.NewTime(pullTestTime)
-	firstFailed := metav1.NewTime(pullTestTime.Add(time.Minute))
-	now := pullTestTime.Add(2*time.Minute + 300*time.Millisecond)
+	start := metav1.NewTime(testTime)
+	firstFailed := metav1.NewTime(testTime.Add(time.Minute))
+	now := testTime.Add(2*time.Minute + 300*time.Millisecond)
 	tests := map[string]struct {
 		status  v1beta1.TaskRunStatus
 		podName string
@@ -65,14 +65,14 @@ func TestRecordAttempt(t *testing.T) {
 			status: v1beta1.TaskRunStatus{StartTime: &start, PodName: "run-pod", Steps: []v1beta1.StepState{{Name: "a"}},
 				Results: []v1beta1.RunResult{{Name: "digest", Value: ptr.To("sha256:0")}}},
 			podName: "run-pod",
-			want: v1beta1.Attempt{PodName: "run-pod", StartTime: &start, CompletionTime: &metav1.Time{Time: pullTestTime.Add(2 * time.Minute)},
+			want: v1beta1.Attempt{PodName: "run-pod", StartTime: &start, CompletionTime: &metav1.Time{Time: testTime.Add(2 * time.Minute)},
 				Reason: "PodFailed", Message: `Pod "run-pod" was evicted: low on memory`},
 		},
 		"a retry starts when the attempt before failed": {
 			status: v1beta1.TaskRunStatus{StartTime: &start, PodName: "run-pod-retry1",
 				Attempts: []v1beta1.Attempt{{PodName: "run-pod", StartTime: &start, CompletionTime: &firstFailed, Reason: "PodFailed"}}},
 			podName: "run-pod-retry1",
-			want: v1beta1.Attempt{PodName: "run-pod-retry1", StartTime: &firstFailed, CompletionTime: &metav1.Time{Time: pullTestTime.Add(2 * time.Minute)},
+			want: v1beta1.Attempt{PodName: "run-pod-retry1", StartTime: &firstFailed, CompletionTime: &metav1.Time{Time: testTime.Add(2 * time.Minute)},
 				Reason: "PodFailed", Message: `Pod "run-pod" was evicted: low on memory`},
 		},
 	}

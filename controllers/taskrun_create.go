@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -56,13 +57,13 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		r.retryByDeadline(s.run, deadline)
 		return fmt.Errorf("creating the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
 	}
-	pod, err := podForRun(s.run, task, podInputs{
-		name:                  s.podName,
-		params:                values,
-		activeDeadlineSeconds: deadline.ActiveDeadlineSeconds(s.now),
-		restricted:            level.restricted,
+	pod, err := runpod.Build(s.run, task, runpod.Inputs{
+		Name:                  s.podName,
+		Params:                values,
+		ActiveDeadlineSeconds: deadline.ActiveDeadlineSeconds(s.now),
+		Restricted:            level.restricted,
 	})
-	var tooLarge *podTooLargeError
+	var tooLarge *runpod.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
 		s.outcome = podTooLarge(tooLarge)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -41,7 +42,7 @@ type runScope struct {
 	claimed bool
 	// pod is the Pod of the run's current attempt, once found or created.
 	pod *corev1.Pod
-	// steps are stepStates(stepsOf) as stepsOf stood at stepsVersion: the
+	// steps are runpod.StepStates(stepsOf) as stepsOf stood at stepsVersion: the
 	// stages and the status read the steps of the same Pod (podSteps).
 	steps        []v1beta1.StepState
 	stepsOf      *corev1.Pod
@@ -59,7 +60,7 @@ type runScope struct {
 	recheckIn time.Duration
 	// mountHeld is the volume the kubelet cannot mount for the Pod, which
 	// the Pending message names, if failIfHeld found one.
-	mountHeld *hold
+	mountHeld *runpod.Hold
 }
 
 func (r *TaskRunReconciler) newRunScope(run *v1beta1.TaskRun) *runScope {
@@ -120,7 +121,7 @@ func (s *runScope) recheckWithin(d time.Duration) {
 	}
 }
 
-// podSteps returns stepStates(s.pod), nil without a Pod, reading the Pod's
+// podSteps returns runpod.StepStates(s.pod), nil without a Pod, reading the Pod's
 // container statuses and termination messages once for each version of it
 // the reconcile holds: a stage reads them, and the status reports them.
 func (s *runScope) podSteps() []v1beta1.StepState {
@@ -128,7 +129,7 @@ func (s *runScope) podSteps() []v1beta1.StepState {
 		return nil
 	}
 	if s.stepsOf != s.pod || s.stepsVersion != s.pod.ResourceVersion {
-		s.steps, s.stepsOf, s.stepsVersion = stepStates(s.pod), s.pod, s.pod.ResourceVersion
+		s.steps, s.stepsOf, s.stepsVersion = runpod.StepStates(s.pod), s.pod, s.pod.ResourceVersion
 	}
 	return s.steps
 }
@@ -238,11 +239,11 @@ func finishIfPodEnded(_ context.Context, s *runScope) error {
 	var o *outcome
 	switch {
 	case s.pod != nil:
-		o = podOutcome(s.pod, s.podSteps())
+		o = fromPod(runpod.Outcome(s.pod, s.podSteps()))
 	case s.claimed:
 		o = podDeleted(s.podName)
 	}
-	if o != nil && stoppedEarly(s.pod) {
+	if o != nil && runpod.StoppedEarly(s.pod) {
 		// stopPod ends the Pod of a cancelled or timed-out run, by deleting
 		// it or lowering its deadline, before the run's status says why; a
 		// reconcile that could not write that status (a conflict, a crash)
@@ -265,23 +266,6 @@ func finishIfPodEnded(_ context.Context, s *runScope) error {
 	}
 	s.outcome = o
 	return nil
-}
-
-// stoppedEarly reports whether the Pod of the current attempt was ended
-// before its steps were: gone (nil), being deleted before it ended, or
-// stopped by the kubelet at its activeDeadlineSeconds. These are the ways
-// stopPod, or someone else, ends a Pod; a Pod that ended on its own is not.
-func stoppedEarly(pod *corev1.Pod) bool {
-	switch {
-	case pod == nil:
-		return true
-	case pod.Status.Phase == corev1.PodFailed:
-		return pod.Status.Reason == podReasonDeadlineExceeded
-	case pod.Status.Phase == corev1.PodSucceeded:
-		return false
-	default:
-		return pod.DeletionTimestamp != nil
-	}
 }
 
 // stopIfRequested ends a run that is cancelled or has timed out, and stops its Pod.
@@ -309,7 +293,7 @@ func (r *TaskRunReconciler) stopIfRequested(ctx context.Context, s *runScope) er
 // its logs stay readable. A Pod that never started has no logs, and is deleted.
 func (r *TaskRunReconciler) stopPod(ctx context.Context, pod *corev1.Pod, now time.Time) error {
 	logger := log.FromContext(ctx).WithValues("pod", pod.Name)
-	if neverStarted(pod) {
+	if runpod.NeverStarted(pod) {
 		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting Pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
@@ -334,6 +318,6 @@ func trackProgress(_ context.Context, s *runScope) error {
 	if s.pod == nil {
 		return fmt.Errorf("no Pod to track for TaskRun %s/%s", s.run.Namespace, s.run.Name)
 	}
-	s.outcome = progressOutcome(s.pod, s.podSteps(), s.mountHeld)
+	s.outcome = fromPod(runpod.Progress(s.pod, s.podSteps(), s.mountHeld))
 	return nil
 }

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,19 +13,40 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 var testTime = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-// threeStepPod is the Pod of run "run" for a Task with steps a, b and c.
-func threeStepPod() *corev1.Pod {
-	task := wrappers.Task("ns", "t").Step("a", "alpine", "true").Step("b", "alpine", "true").Step("c", "alpine", "true").Obj()
-	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
+// podOf is the Pod "run-pod" of run "run" for task.
+func podOf(task *wrappers.TaskWrapper) *corev1.Pod {
+	pod, err := runpod.Build(wrappers.TaskRun("ns", "run", "t").Obj(), task.Obj(), runpod.Inputs{Name: "run-pod"})
 	if err != nil {
 		panic(err)
 	}
 	return pod
+}
+
+// threeStepPod is the Pod of run "run" for a Task with steps a, b and c.
+func threeStepPod() *corev1.Pod {
+	return podOf(wrappers.Task("ns", "t").Step("a", "alpine", "true").Step("b", "alpine", "true").Step("c", "alpine", "true"))
+}
+
+// endedResultsPod is the Pod of run "run" for a Task of n script steps that
+// declares the results version and digest, every step ended with code 0 and
+// the termination message messages gives it, by step.
+func endedResultsPod(n int, messages map[int]string) *corev1.Pod {
+	task := wrappers.Task("ns", "t").Results("version", "digest")
+	for i := range n {
+		task.Step(fmt.Sprintf("s%d", i), "alpine", "true")
+	}
+	pod := podOf(task)
+	status := wrappers.PodStatus(pod).At(testTime).Succeeded()
+	for i, message := range messages {
+		status.Ended(i, 0, message)
+	}
+	return withStatus(pod, status.Obj())
 }
 
 func withStatus(pod *corev1.Pod, status corev1.PodStatus) *corev1.Pod {
@@ -33,86 +55,9 @@ func withStatus(pod *corev1.Pod, status corev1.PodStatus) *corev1.Pod {
 	return pod
 }
 
-func TestPodOutcome(t *testing.T) {
-	pod := threeStepPod()
-	status := func() *wrappers.PodStatusWrapper { return wrappers.PodStatus(pod).At(testTime) }
-	deleting := withStatus(pod, status().Running(1).Obj())
-	deleting.DeletionTimestamp = &metav1.Time{Time: testTime}
-	tests := map[string]struct {
-		pod  *corev1.Pod
-		want *outcome
-	}{
-		"pending":                {withStatus(pod, status().Obj()), nil},
-		"running":                {withStatus(pod, status().Running(2).Obj()), nil},
-		"succeeded":              {withStatus(pod, status().Succeeded().Obj()), succeeded()},
-		"init failed":            {withStatus(pod, status().StepFailed(1, 3).Obj()), &outcome{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "b" exited with code 3`}},
-		"last failed":            {withStatus(pod, status().StepFailed(2, 127).Obj()), &outcome{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "c" exited with code 127`}},
-		"evicted":                {withStatus(pod, status().Evicted(0, "The node was low on resource: memory.").Obj()), &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was evicted: The node was low on resource: memory.`}},
-		"deadline":               {withStatus(pod, status().DeadlineExceeded(0).Obj()), &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
-		"failed, no step failed": {withStatus(pod, corev1.PodStatus{Phase: corev1.PodFailed, Message: "lost"}), &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed: lost`}},
-		"deleted while running":  {deleting, &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got := podOutcome(tc.pod, stepStates(tc.pod))
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(outcome{})); diff != "" {
-				t.Errorf("podOutcome() mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestProgressOutcome(t *testing.T) {
-	pod := threeStepPod()
-	tests := map[string]struct {
-		status corev1.PodStatus
-		want   *outcome
-	}{
-		"no status yet": {corev1.PodStatus{}, &outcome{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "run-pod" has not started a step yet`}},
-		"all waiting":   {wrappers.PodStatus(pod).Obj(), &outcome{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "run-pod" has not started a step yet`}},
-		"first running": {wrappers.PodStatus(pod).Running(0).Obj(), &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "a" (1 of 3)`}},
-		"last running":  {wrappers.PodStatus(pod).Running(2).Obj(), &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "c" (3 of 3)`}},
-		"between steps": {betweenSteps(pod), &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "b" (2 of 3)`}},
-		"later step's image cannot be pulled": {wrappers.PodStatus(pod).At(testTime).CannotPull(1, "ImagePullBackOff", `Back-off pulling image "alpine"`, testTime).Obj(),
-			&outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "b" (2 of 3): ImagePullBackOff: Back-off pulling image "alpine"`}},
-		"later step's container cannot be made, no message": {wrappers.PodStatus(pod).At(testTime).CannotPull(2, "CreateContainerConfigError", "", testTime).Obj(),
-			&outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "c" (3 of 3): CreateContainerConfigError`}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			p := withStatus(pod, tc.status)
-			if diff := cmp.Diff(tc.want, progressOutcome(p, stepStates(p), nil), cmp.AllowUnexported(outcome{})); diff != "" {
-				t.Errorf("progressOutcome() mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// betweenSteps is the status of a Pod whose first step completed and whose
-// second has not started yet.
-func betweenSteps(pod *corev1.Pod) corev1.PodStatus {
-	status := wrappers.PodStatus(pod).Running(1).Obj()
-	status.InitContainerStatuses[1].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
-	return status
-}
-
-func TestStepStates(t *testing.T) {
-	at := &metav1.Time{Time: testTime}
-	pod := withStatus(threeStepPod(), wrappers.PodStatus(threeStepPod()).At(testTime).Running(1).Obj())
-	want := []v1beta1.StepState{
-		{Name: "a", State: v1beta1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: at, FinishedAt: at},
-		{Name: "b", State: v1beta1.StepRunning, StartedAt: at},
-		{Name: "c", State: v1beta1.StepWaiting, Reason: "PodInitializing"},
-	}
-	if diff := cmp.Diff(want, stepStates(pod)); diff != "" {
-		t.Errorf("stepStates() mismatch (-want +got):\n%s", diff)
-	}
-
-	fresh := threeStepPod()
-	wantFresh := []v1beta1.StepState{{Name: "a", State: v1beta1.StepWaiting}, {Name: "b", State: v1beta1.StepWaiting}, {Name: "c", State: v1beta1.StepWaiting}}
-	if diff := cmp.Diff(wantFresh, stepStates(fresh)); diff != "" {
-		t.Errorf("stepStates() of a Pod without status mismatch (-want +got):\n%s", diff)
-	}
+// succeeded is the outcome of a run whose Pod succeeded, every step exiting 0.
+func succeeded() *outcome {
+	return &outcome{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"}
 }
 
 func TestApplyStatus(t *testing.T) {
@@ -123,7 +68,7 @@ func TestApplyStatus(t *testing.T) {
 	run.Generation = 2
 
 	running := &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "a" (1 of 3)`}
-	applyStatus(run, running, started, pod, stepStates(pod), started)
+	applyStatus(run, running, started, pod, runpod.StepStates(pod), started)
 	want := v1beta1.TaskRunStatus{
 		Conditions: []metav1.Condition{{
 			Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: "Running",
@@ -131,7 +76,7 @@ func TestApplyStatus(t *testing.T) {
 		}},
 		PodName:   "run-pod",
 		StartTime: &metav1.Time{Time: started},
-		Steps:     stepStates(pod),
+		Steps:     runpod.StepStates(pod),
 	}
 	if diff := cmp.Diff(want, run.Status); diff != "" {
 		t.Fatalf("first applyStatus() mismatch (-want +got):\n%s", diff)
@@ -139,14 +84,14 @@ func TestApplyStatus(t *testing.T) {
 
 	// The same observation later changes nothing, so nothing is written.
 	before := run.Status.DeepCopy()
-	applyStatus(run, running, later, pod, stepStates(pod), later)
+	applyStatus(run, running, later, pod, runpod.StepStates(pod), later)
 	if !equality.Semantic.DeepEqual(*before, run.Status) {
 		t.Errorf("applying the same outcome again changed the status:\n%s", cmp.Diff(*before, run.Status))
 	}
 
 	// Finishing keeps startTime and sets completionTime.
 	done := withStatus(pod, wrappers.PodStatus(pod).At(started).Succeeded().Obj())
-	applyStatus(run, succeeded(), later, done, stepStates(done), later)
+	applyStatus(run, succeeded(), later, done, runpod.StepStates(done), later)
 	if got := run.Status.StartTime.Time; !got.Equal(started) {
 		t.Errorf("startTime = %s after finishing, want it kept at %s", got, started)
 	}
@@ -218,20 +163,36 @@ func TestApplyStatusMarksStoppedSteps(t *testing.T) {
 		},
 		"still running: steps as the kubelet reports them": {
 			outcome: unknown(v1beta1.ReasonRunning, "running"),
-			want:    stepStates(pod),
+			want:    runpod.StepStates(pod),
 		},
 		"failed otherwise: steps as the kubelet reports them": {
 			outcome: failed(v1beta1.ReasonPodFailed, "evicted"),
-			want:    stepStates(pod),
+			want:    runpod.StepStates(pod),
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			run := wrappers.TaskRun("ns", "run", "t").Obj()
-			applyStatus(run, tc.outcome, started, pod, stepStates(pod), now)
+			applyStatus(run, tc.outcome, started, pod, runpod.StepStates(pod), now)
 			if diff := cmp.Diff(tc.want, run.Status.Steps); diff != "" {
 				t.Errorf("status.steps mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestApplyStatusWritesResults: results come with the steps, and a run
+// whose Pod is gone keeps them as last seen.
+func TestApplyStatusWritesResults(t *testing.T) {
+	pod := endedResultsPod(1, map[int]string{0: `{"exitCode":0,"results":{"digest":"d"}}`})
+	run := wrappers.TaskRun("ns", "run", "t").Obj()
+	applyStatus(run, succeeded(), testTime, pod, runpod.StepStates(pod), testTime)
+	want := []v1beta1.RunResult{{Name: "digest", Value: ptr.To("d")}}
+	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
+		t.Errorf("status.results (-want +got):\n%s", diff)
+	}
+	applyStatus(run, podDeleted("run-pod"), testTime, nil, nil, testTime)
+	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
+		t.Errorf("status.results once the Pod is gone (-want +got):\n%s", diff)
 	}
 }

@@ -28,7 +28,7 @@ func finishedRun(completed time.Time, ttl *int32) *v1beta1.TaskRun {
 // one with a TTL is requeued for the moment it expires, one kept for good is
 // never requeued. Neither reaches the API server (the reconciler has no client).
 func TestDeleteIfExpiredWaits(t *testing.T) {
-	now := pullTestTime
+	now := testTime
 	tests := map[string]struct {
 		run        *v1beta1.TaskRun
 		defaultTTL time.Duration
@@ -56,7 +56,7 @@ func TestDeleteIfExpiredWaits(t *testing.T) {
 // TestTrimmedRunKeepsItsTTL checks that the cache's copy of a finished run
 // keeps what its time to live needs, and drops its attempts.
 func TestTrimmedRunKeepsItsTTL(t *testing.T) {
-	run := finishedRun(pullTestTime, ptr.To[int32](60))
+	run := finishedRun(testTime, ptr.To[int32](60))
 	run.Spec.Retries = ptr.To[int32](1)
 	run.Status.Attempts = []v1beta1.Attempt{{PodName: "run-pod", Reason: "PodFailed", Message: "evicted"}}
 	trimmed, err := trimRun(run.DeepCopy())
@@ -70,8 +70,8 @@ func TestTrimmedRunKeepsItsTTL(t *testing.T) {
 		t.Errorf("cached finished run (-want +got):\n%s", diff)
 	}
 	wantAt, _ := time.Parse(time.RFC3339, "2026-01-01T12:01:00Z")
-	r := &TaskRunReconciler{now: func() time.Time { return pullTestTime }}
-	if res, _ := r.deleteIfExpired(context.Background(), got); res.RequeueAfter != wantAt.Sub(pullTestTime) {
-		t.Errorf("the trimmed run is requeued after %s, want %s", res.RequeueAfter, wantAt.Sub(pullTestTime))
+	r := &TaskRunReconciler{now: func() time.Time { return testTime }}
+	if res, _ := r.deleteIfExpired(context.Background(), got); res.RequeueAfter != wantAt.Sub(testTime) {
+		t.Errorf("the trimmed run is requeued after %s, want %s", res.RequeueAfter, wantAt.Sub(testTime))
 	}
 }

@@ -1,9 +1,9 @@
 // Package stepscript is the command a script step's container runs: the
 // script, inside a wrapper that ends by writing the step's termination
 // message, {"exitCode": N, "results": {"NAME": "VALUE", ...}}
-// (docs/results.md). The controller builds every script step's command here,
-// and so does anyone who must write the very Pod the controller writes (the
-// benchmarks' floor), without importing the controller.
+// (docs/results.md). The run's Pod (internal/runpod) takes every script
+// step's command from here, and so does anyone who must write the very Pod
+// the controller writes (the benchmarks' floor).
 //
 // The container runs
 //

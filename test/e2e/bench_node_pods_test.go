@@ -62,7 +62,7 @@ func stepTask(n int) *v1beta1.Task {
 
 // stepContainers are task's step containers as the controller makes them
 // for a Task of script steps without results or workspaces
-// (controllers/taskrun_pod.go, containerForStep): the step's image, and
+// (internal/runpod/build.go, containerForStep): the step's image, and
 // its script inside internal/stepscript's wrapper.
 func stepContainers(task *v1beta1.Task) []corev1.Container {
 	protocol := stepscript.ProtocolFor(task)

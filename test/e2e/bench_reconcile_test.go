@@ -203,12 +203,12 @@ func floorTask() *v1beta1.Task {
 // floorPod is the Pod the controller creates for run of floorTask, so that
 // the floor writes the same bytes the controller does. It mirrors, for a
 // Task of one script step without results or workspaces, in a namespace
-// that does not enforce the restricted level: podForRun and podAnnotations
-// (controllers/taskrun_pod.go: the run's labels and runstate.PodLabels, the
+// that does not enforce the restricted level: runpod.Build and podAnnotations
+// (internal/runpod/build.go: the run's labels and runstate.PodLabels, the
 // script-steps annotation, the wrapped command from internal/stepscript, no
 // ServiceAccount token, activeDeadlineSeconds of the run's timeout, counted
 // from the Pod's creation), resultsVolumes and resultsMounts
-// (controllers/results_pod.go: none without results) and the controller
+// (internal/runpod/volumes.go: none without results) and the controller
 // reference createPod sets (controllers/taskrun_create.go).
 func floorPod(run *v1beta1.TaskRun) *corev1.Pod {
 	task := floorTask()

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -8,9 +8,9 @@ import (
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// This file turns a Task's workspaces and a run's bindings into the volumes
-// of the run's Pod and the mounts of every step. It is pure, so every source
-// is tested by a table.
+// This file gives the run's Pod its volumes and every step its mounts: one
+// for each workspace the Task declares, from the source the run binds it to,
+// and the results volume of a Task that declares results.
 
 // workspaceVolumes returns one volume for each workspace task declares, in
 // the Task's order: the source the run binds it to, else an emptyDir that
@@ -67,4 +67,27 @@ func workspaceMounts(task *v1beta1.Task) []corev1.VolumeMount {
 		}
 	}
 	return mounts
+}
+
+// resultsVolumes returns the results volume, an emptyDir that lives as long
+// as the Pod, when task declares results; nil otherwise, so that the Pods of
+// other Tasks keep their shape.
+func resultsVolumes(task *v1beta1.Task) []corev1.Volume {
+	if len(task.Spec.Results) == 0 {
+		return nil
+	}
+	return []corev1.Volume{{
+		Name:         runstate.ResultsVolume,
+		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
+	}}
+}
+
+// resultsMounts returns the mount of the results volume that every step has
+// when task declares results: any step may write a result, and a later
+// step's value wins.
+func resultsMounts(task *v1beta1.Task) []corev1.VolumeMount {
+	if len(task.Spec.Results) == 0 {
+		return nil
+	}
+	return []corev1.VolumeMount{{Name: runstate.ResultsVolume, MountPath: runstate.ResultsDir}}
 }

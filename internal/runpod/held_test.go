@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"testing"
@@ -92,11 +92,11 @@ func TestFindHeldStep(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got *found
-			if h := findHeldStep(tc.pod); h != nil {
-				got = &found{h.reason, h.step, h.image, h.why.Reason, h.since}
+			if h := FindHeldStep(tc.pod); h != nil {
+				got = &found{h.Reason, h.Step, h.Image, h.Why.Reason, h.Since}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("findHeldStep() mismatch (-want +got):\n%s", diff)
+				t.Errorf("FindHeldStep() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -105,42 +105,44 @@ func TestFindHeldStep(t *testing.T) {
 // TestHeldOutcome: how a run held back too long ends, naming what held it
 // and the kubelet's reason and message.
 func TestHeldOutcome(t *testing.T) {
+	// The manager's defaults of --image-pull-timeout and --pod-config-timeout.
+	const pullTimeout, configTimeout = 5 * time.Minute, 2 * time.Minute
 	tests := map[string]struct {
-		hold    hold
+		hold    Hold
 		timeout time.Duration
-		want    *outcome
+		want    *Condition
 	}{
 		"a pull, with the kubelet's message": {
-			hold{reason: v1beta1.ReasonImagePullFailed, step: "build", image: "nope:1",
-				why: corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "nope:1"`}},
-			DefaultImagePullTimeout,
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
+			Hold{Reason: v1beta1.ReasonImagePullFailed, Step: "build", Image: "nope:1",
+				Why: corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "nope:1"`}},
+			pullTimeout,
+			&Condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
 				`step "build" could not pull image "nope:1" for 5m0s: ImagePullBackOff: Back-off pulling image "nope:1"`},
 		},
 		"a pull, without": {
-			hold{reason: v1beta1.ReasonImagePullFailed, step: "build", image: "nope:1", why: corev1.ContainerStateWaiting{Reason: "ErrImagePull"}},
-			DefaultImagePullTimeout,
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed, `step "build" could not pull image "nope:1" for 5m0s: ErrImagePull`},
+			Hold{Reason: v1beta1.ReasonImagePullFailed, Step: "build", Image: "nope:1", Why: corev1.ContainerStateWaiting{Reason: "ErrImagePull"}},
+			pullTimeout,
+			&Condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed, `step "build" could not pull image "nope:1" for 5m0s: ErrImagePull`},
 		},
 		"a step's container": {
-			hold{reason: v1beta1.ReasonPodConfigFailed, step: "build", image: "alpine:3",
-				why: corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `secret "git" not found`}},
-			DefaultPodConfigTimeout,
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+			Hold{Reason: v1beta1.ReasonPodConfigFailed, Step: "build", Image: "alpine:3",
+				Why: corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `secret "git" not found`}},
+			configTimeout,
+			&Condition{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
 				`step "build" could not start for 2m0s: CreateContainerConfigError: secret "git" not found`},
 		},
 		"a volume": {
-			hold{reason: v1beta1.ReasonPodConfigFailed, volume: "ws-src",
-				why: corev1.ContainerStateWaiting{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`}},
-			DefaultPodConfigTimeout,
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+			Hold{Reason: v1beta1.ReasonPodConfigFailed, Volume: "ws-src",
+				Why: corev1.ContainerStateWaiting{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`}},
+			configTimeout,
+			&Condition{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
 				`volume "ws-src" could not be mounted for 2m0s: FailedMount: MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, tc.hold.outcome(tc.timeout), cmp.AllowUnexported(outcome{})); diff != "" {
-				t.Errorf("outcome() mismatch (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, tc.hold.Outcome(tc.timeout)); diff != "" {
+				t.Errorf("Outcome() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"testing"
@@ -35,13 +35,10 @@ func TestStepFailures(t *testing.T) {
 		v1beta1.Step{Name: "b", Image: "gcc:14", Command: []string{"gcc"}},
 		v1beta1.Step{Name: "c", Image: "alpine", Script: "true"},
 	).Obj()
-	commands, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	commands := podFor(task)
 	status := func(pod *corev1.Pod) *wrappers.PodStatusWrapper { return wrappers.PodStatus(pod).At(testTime) }
-	stepFailed := func(message string) *outcome {
-		return &outcome{metav1.ConditionFalse, v1beta1.ReasonStepFailed, message}
+	stepFailed := func(message string) *Condition {
+		return &Condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, message}
 	}
 	type step struct {
 		Name     string
@@ -51,9 +48,9 @@ func TestStepFailures(t *testing.T) {
 	}
 	tests := map[string]struct {
 		pod *corev1.Pod
-		// i is the step looked at; want is podOutcome's.
+		// i is the step looked at; want is Outcome's.
 		i        int
-		want     *outcome
+		want     *Condition
 		wantStep step
 	}{
 		"killed for its memory": {
@@ -113,9 +110,9 @@ func TestStepFailures(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			steps := stepStates(tc.pod)
-			if diff := cmp.Diff(tc.want, podOutcome(tc.pod, steps), cmp.AllowUnexported(outcome{})); diff != "" {
-				t.Errorf("podOutcome() (-want +got):\n%s", diff)
+			steps := StepStates(tc.pod)
+			if diff := cmp.Diff(tc.want, Outcome(tc.pod, steps)); diff != "" {
+				t.Errorf("Outcome() (-want +got):\n%s", diff)
 			}
 			s := steps[tc.i]
 			if diff := cmp.Diff(tc.wantStep, step{s.Name, s.State, s.Reason, s.ExitCode}); diff != "" {

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"strings"
@@ -15,11 +15,11 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// TestPodForRunRelease3 checks what release 3 added to a run's Pod: the
+// TestBuildRelease3 checks what release 3 added to a run's Pod: the
 // workspaces' volumes and mounts, the steps' command, args, workingDir, env
 // and resources with references replaced, the run's labels, its
 // ServiceAccount and Pod template, and the settings of restricted namespaces.
-func TestPodForRunRelease3(t *testing.T) {
+func TestBuildRelease3(t *testing.T) {
 	defaultMounts := []corev1.VolumeMount{{Name: "ws-src", MountPath: "/workspace/src"}}
 	emptyDir := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	restrictedContainer := &corev1.SecurityContext{
@@ -160,24 +160,12 @@ func TestPodForRunRelease3(t *testing.T) {
 		},
 		"the Pod template copied": {
 			task: oneStep,
-			run: wrappers.TaskRun("ns", "run", "t").PodTemplate(v1beta1.PodTemplate{
-				NodeSelector: map[string]string{"disk": "ssd"},
-				Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ci", Effect: corev1.TaintEffectNoSchedule}},
-				Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{
-					{Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname"}}}}},
-				SecurityContext:   &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), FSGroup: ptr.To[int64](2000)},
-				ImagePullSecrets:  []corev1.LocalObjectReference{{Name: "registry"}},
-				PriorityClassName: "low",
-			}).Obj(),
+			run:  wrappers.TaskRun("ns", "run", "t").PodTemplate(everyPodSetting()).Obj(),
 			want: podSpec(func(s *corev1.PodSpec) {
+				t := everyPodSetting()
 				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3"}}
-				s.NodeSelector = map[string]string{"disk": "ssd"}
-				s.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ci", Effect: corev1.TaintEffectNoSchedule}}
-				s.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{
-					{Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname"}}}}}
-				s.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), FSGroup: ptr.To[int64](2000)}
-				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
-				s.PriorityClassName = "low"
+				s.NodeSelector, s.Tolerations, s.Affinity = t.NodeSelector, t.Tolerations, t.Affinity
+				s.SecurityContext, s.ImagePullSecrets, s.PriorityClassName = t.SecurityContext, t.ImagePullSecrets, t.PriorityClassName
 			}),
 		},
 		"restricted namespace: every step container and the Pod get what the level requires": {
@@ -217,30 +205,22 @@ func TestPodForRunRelease3(t *testing.T) {
 			}),
 		},
 		"restricted namespace: what the Pod template sets wins, the rest is filled in": {
-			task: oneStep,
-			run: wrappers.TaskRun("ns", "run", "t").PodTemplate(v1beta1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot:   ptr.To(false),
-				RunAsUser:      ptr.To[int64](1000),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("build.json")},
-			}}).Obj(),
+			task:       oneStep,
+			run:        wrappers.TaskRun("ns", "run", "t").PodTemplate(v1beta1.PodTemplate{SecurityContext: ownSecurityContext()}).Obj(),
 			restricted: true,
 			want: podSpec(func(s *corev1.PodSpec) {
 				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3", SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false),
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 				}}}
-				s.SecurityContext = &corev1.PodSecurityContext{
-					RunAsNonRoot:   ptr.To(false),
-					RunAsUser:      ptr.To[int64](1000),
-					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("build.json")},
-				}
+				s.SecurityContext = ownSecurityContext()
 			}),
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			task, run := tc.task.DeepCopy(), tc.run.DeepCopy()
-			got, err := podForRun(run, task, podInputs{name: "run-pod", params: tc.params, restricted: tc.restricted})
+			got, err := Build(run, task, Inputs{Name: "run-pod", Params: tc.params, Restricted: tc.restricted})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,12 +236,36 @@ func TestPodForRunRelease3(t *testing.T) {
 			}
 			// The Pod shares nothing with the run and Task it was built from.
 			if diff := cmp.Diff(tc.task, task); diff != "" {
-				t.Errorf("podForRun changed the Task (-before +after):\n%s", diff)
+				t.Errorf("Build changed the Task (-before +after):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.run, run); diff != "" {
-				t.Errorf("podForRun changed the run (-before +after):\n%s", diff)
+				t.Errorf("Build changed the run (-before +after):\n%s", diff)
 			}
 		})
+	}
+}
+
+// everyPodSetting is a run's Pod template that sets every field it has.
+func everyPodSetting() v1beta1.PodTemplate {
+	return v1beta1.PodTemplate{
+		NodeSelector: map[string]string{"disk": "ssd"},
+		Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ci", Effect: corev1.TaintEffectNoSchedule}},
+		Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{
+			{Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname"}}}}},
+		SecurityContext:   &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), FSGroup: ptr.To[int64](2000)},
+		ImagePullSecrets:  []corev1.LocalObjectReference{{Name: "registry"}},
+		PriorityClassName: "low",
+	}
+}
+
+// ownSecurityContext is a run's Pod security context that sets what a
+// restricted namespace would otherwise fill in: runAsNonRoot (to false), a
+// user and a seccomp profile.
+func ownSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(false),
+		RunAsUser:      ptr.To[int64](1000),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("build.json")},
 	}
 }
 

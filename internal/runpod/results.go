@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"fmt"
@@ -15,9 +15,8 @@ import (
 // This file reads back what script steps wrote as their termination
 // messages (internal/stepscript): each step's own exit code under onError:
 // continue, the run's results, and results too large for a message. It reads
-// the Pod alone, through its annotations (podAnnotations), so that the
-// trimmed Pod in the cache is enough. Everything here is pure, so every case
-// is tested by a table.
+// the Pod alone, through the annotations Build gives it, so that the
+// controller's trimmed Pod in its cache is enough.
 
 // stepMessage is one script step's termination message, as the kubelet
 // reported it once the step ended.
@@ -61,7 +60,7 @@ func scriptStepMessages(pod *corev1.Pod) []stepMessage {
 
 // applyScriptExitCodes reports, for each script step whose container exited 0
 // but whose script did not (onError: continue), the script's own code, with
-// reason Continued. steps are stepStates(pod).
+// reason Continued. steps are StepStates(pod)'s.
 func applyScriptExitCodes(steps []v1beta1.StepState, pod *corev1.Pod) {
 	for _, m := range scriptStepMessages(pod) {
 		if m.parsed == nil || *m.parsed.ExitCode == 0 {
@@ -79,10 +78,11 @@ func applyScriptExitCodes(steps []v1beta1.StepState, pod *corev1.Pod) {
 	}
 }
 
-// runResults returns the run's results as pod's script steps reported them,
-// in the Task's order: each result's value from the last step whose message
-// holds it and fits. A result no step wrote is left out; nil when there is none.
-func runResults(pod *corev1.Pod) []v1beta1.RunResult {
+// Results returns the run's results as pod's script steps reported them, in
+// the Task's order: each result's value from the last step whose message
+// holds it and fits. A result no step wrote is left out; nil when there is
+// none.
+func Results(pod *corev1.Pod) []v1beta1.RunResult {
 	names := runstate.AnnotatedNames(pod.Annotations, runstate.AnnotationResults)
 	if len(names) == 0 {
 		return nil
@@ -156,7 +156,7 @@ func firstResultsTooLarge(pod *corev1.Pod) *resultsTooLarge {
 }
 
 // outcome is the run's ResultsTooLarge condition.
-func (r *resultsTooLarge) outcome() *outcome {
+func (r *resultsTooLarge) outcome() *Condition {
 	if r.reported {
 		more := ""
 		if r.fileCut {
@@ -190,7 +190,7 @@ func continuedSteps(steps []v1beta1.StepState) []v1beta1.StepState {
 
 // succeededPast is the Succeeded condition of a run whose Pod succeeded:
 // every step exited 0, or says which ones onError: continue let pass.
-func succeededPast(continued []v1beta1.StepState) *outcome {
+func succeededPast(continued []v1beta1.StepState) *Condition {
 	if len(continued) == 0 {
 		return succeeded()
 	}
@@ -199,7 +199,7 @@ func succeededPast(continued []v1beta1.StepState) *outcome {
 		parts[i] = fmt.Sprintf("%q exited with code %d", step.Name, *step.ExitCode)
 	}
 	o := succeeded()
-	o.message = fmt.Sprintf("every step exited 0 or was let pass by onError: continue (%s)", strings.Join(parts, ", "))
+	o.Message = fmt.Sprintf("every step exited 0 or was let pass by onError: continue (%s)", strings.Join(parts, ", "))
 	return o
 }
 

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -7,8 +7,7 @@ import (
 
 // This file fills in the security settings that a namespace enforcing the
 // restricted Pod Security level requires, so that a run's Pod is admitted
-// there. Elsewhere the controller adds no security setting the run did not
-// ask for.
+// there. Elsewhere the Pod gets no security setting the run did not ask for.
 
 const (
 	// labelPodSecurityEnforce is the namespace label that sets the Pod
@@ -27,9 +26,9 @@ const (
 	restrictedUser int64 = 65532
 )
 
-// enforcesRestricted reports whether a namespace with labels enforces the
-// restricted Pod Security level.
-func enforcesRestricted(labels map[string]string) bool {
+// EnforcesRestricted reports whether a namespace with labels enforces the
+// restricted Pod Security level: Inputs.Restricted.
+func EnforcesRestricted(labels map[string]string) bool {
 	return labels[labelPodSecurityEnforce] == podSecurityRestricted
 }
 
@@ -41,7 +40,7 @@ func enforcesRestricted(labels map[string]string) bool {
 // seccompProfile, say, is not overridden in each container, and runAsNonRoot
 // is not changed. A run that names its user (runAsUser) chose its group and
 // fsGroup too, set or not. Steps have no security context of their own, so
-// the containers' settings are the controller's alone.
+// the containers' settings come from here alone.
 func applyRestricted(spec *corev1.PodSpec) {
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"fmt"
@@ -15,9 +15,10 @@ import (
 	"github.com/minitask-dev/minitask/internal/stepscript"
 )
 
-// This file builds the one Pod that runs a TaskRun. Everything here is pure, so
-// the Pod's shape is tested without an API server. pod_workspaces.go adds the
-// workspaces' volumes, pod_security.go the settings of restricted namespaces.
+// This file builds the one Pod that runs a TaskRun: its steps' containers,
+// labels and annotations, ServiceAccount and Pod template. volumes.go adds the
+// workspaces' and the results' volumes, security.go the settings of
+// restricted namespaces.
 
 // maxPodText is the most bytes that the texts of a run's Pod in which
 // references are replaced (images, scripts, commands, args, working
@@ -28,41 +29,43 @@ import (
 // could take the manager's memory.
 const maxPodText = 1 << 20
 
-// podTooLargeError says that a run's Pod would pass maxPodText.
-type podTooLargeError struct {
+// TooLargeError says that a run's Pod would pass maxPodText: Build returns
+// it, and no Pod, for a run whose params make it so.
+type TooLargeError struct {
 	// size is what the Pod's expanded texts would hold, counted without
 	// building them.
 	size, limit int64
 }
 
-func (e *podTooLargeError) Error() string {
+func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("with its params and workspace paths expanded, the Pod's images, scripts, commands, args, working directories and env values would hold %d bytes, over the limit of %d bytes (1 MiB)", e.size, e.limit)
 }
 
-// podInputs is what a run's Pod is built from besides the run and its Task.
-type podInputs struct {
-	// name is the Pod's name: the run's current attempt's (currentPodName).
-	name string
-	// params are the values of the Task's params, by name (runstate.ParamValues).
-	params map[string]string
-	// activeDeadlineSeconds bounds the Pod by what is left of the run's
+// Inputs is what a run's Pod is built from besides the run and its Task: the
+// facts the controller read or worked out for this attempt, as of now.
+type Inputs struct {
+	// Name is the Pod's name: the run's current attempt's.
+	Name string
+	// Params are the values of the Task's params, by name (runstate.ParamValues).
+	Params map[string]string
+	// ActiveDeadlineSeconds bounds the Pod by what is left of the run's
 	// timeout; nil for none.
-	activeDeadlineSeconds *int64
-	// restricted says that the run's namespace enforces the restricted Pod
-	// Security level, as it did when the Pod was built.
-	restricted bool
+	ActiveDeadlineSeconds *int64
+	// Restricted says that the run's namespace enforces the restricted Pod
+	// Security level (EnforcesRestricted), as it did when the Pod was built.
+	Restricted bool
 }
 
-// podForRun returns the Pod that runs task's steps for run, in order: every
+// Build returns the Pod that runs task's steps for run, in order: every
 // step but the last is an init container, so that the kubelet runs them one
 // after another and stops at the first failure; the last is the container.
 // Every step mounts every workspace. The caller sets the owner reference.
 // task must have at least one step, which the CRD's schema guarantees. A Pod
 // whose texts would pass maxPodText once references are replaced is a
-// *podTooLargeError, found by counting: no more than maxPodText bytes of it
+// *TooLargeError, found by counting: no more than maxPodText bytes of it
 // are ever built.
-func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.Pod, error) {
-	values := params.Values{Params: in.params, Workspaces: runstate.WorkspacePaths(task), Results: runstate.ResultPaths(task)}
+func Build(run *v1beta1.TaskRun, task *v1beta1.Task, in Inputs) (*corev1.Pod, error) {
+	values := params.Values{Params: in.Params, Workspaces: runstate.WorkspacePaths(task), Results: runstate.ResultPaths(task)}
 	budget := params.NewBudget(maxPodText)
 	mounts := append(workspaceMounts(task), resultsMounts(task)...)
 	protocol := stepscript.ProtocolFor(task)
@@ -74,7 +77,7 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 		stepNames[i] = step.Name
 	}
 	if budget.Exceeded() {
-		return nil, &podTooLargeError{size: budget.Used(), limit: budget.Limit()}
+		return nil, &TooLargeError{size: budget.Used(), limit: budget.Limit()}
 	}
 	last := len(containers) - 1
 	var initContainers []corev1.Container
@@ -83,7 +86,7 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      in.name,
+			Name:      in.Name,
 			Namespace: run.Namespace,
 			Labels:    podLabels(run),
 		},
@@ -92,12 +95,12 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 			InitContainers:        initContainers,
 			Containers:            containers[last:],
 			Volumes:               append(workspaceVolumes(task, run), resultsVolumes(task)...),
-			ActiveDeadlineSeconds: in.activeDeadlineSeconds,
+			ActiveDeadlineSeconds: in.ActiveDeadlineSeconds,
 		},
 	}
 	applyServiceAccount(&pod.Spec, run.Spec.ServiceAccountName)
 	applyPodTemplate(&pod.Spec, run.Spec.PodTemplate)
-	if in.restricted {
+	if in.Restricted {
 		applyRestricted(&pod.Spec)
 	}
 	pod.Annotations = podAnnotations(task, stepNames)
@@ -108,7 +111,7 @@ func podForRun(run *v1beta1.TaskRun, task *v1beta1.Task, in podInputs) (*corev1.
 // nil for nothing: the step names too long for their container names, kept
 // whole so that status.steps and kubectl task logs still name the step; the
 // Task's results in its order and the containers that write them
-// (results_status.go), so that status.results needs no Task.
+// (results.go reads them), so that status.results needs no Task.
 func podAnnotations(task *v1beta1.Task, stepNames []string) map[string]string {
 	annotations := map[string]string{}
 	if names, needed := runstate.StepNamesAnnotation(stepNames); needed {
@@ -217,21 +220,4 @@ func applyPodTemplate(spec *corev1.PodSpec, template *v1beta1.PodTemplate) {
 	spec.SecurityContext = t.SecurityContext
 	spec.ImagePullSecrets = t.ImagePullSecrets
 	spec.PriorityClassName = t.PriorityClassName
-}
-
-// neverStarted reports whether no step of pod has started, so that stopping
-// it loses no logs: the kubelet has not taken it up, or every container still
-// waits (for its image, say).
-func neverStarted(pod *corev1.Pod) bool {
-	if pod.Status.StartTime == nil {
-		return true
-	}
-	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, cs := range statuses {
-			if cs.State.Running != nil || cs.State.Terminated != nil {
-				return false
-			}
-		}
-	}
-	return true
 }

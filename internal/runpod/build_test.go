@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-func TestPodForRun(t *testing.T) {
+func TestBuild(t *testing.T) {
 	resultsMount := []corev1.VolumeMount{{Name: "minitask-results", MountPath: "/minitask/results"}}
 	labels := map[string]string{runstate.LabelManagedBy: runstate.ManagedByValue, runstate.LabelTaskRun: "run"}
 	tests := map[string]struct {
@@ -95,7 +95,7 @@ func TestPodForRun(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, podInputs{name: "run-pod", params: tc.values, activeDeadlineSeconds: tc.deadline})
+			got, err := Build(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, Inputs{Name: "run-pod", Params: tc.values, ActiveDeadlineSeconds: tc.deadline})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,17 +104,17 @@ func TestPodForRun(t *testing.T) {
 				Spec:       tc.want,
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("podForRun() mismatch (-want +got):\n%s", diff)
+				t.Errorf("Build() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-// TestPodForRunBudget: a Pod whose expanded texts (images, scripts, commands,
+// TestBuildBudget: a Pod whose expanded texts (images, scripts, commands,
 // args, working directories, env values), params and workspace paths
 // expanded, pass 1 MiB is an error that gives the size, found without
 // building it.
-func TestPodForRunBudget(t *testing.T) {
+func TestBuildBudget(t *testing.T) {
 	bomb := strings.Repeat("echo $(params.x)\n", 1000)
 	manySteps := func(n int, script string) *v1beta1.Task {
 		w := wrappers.Task("ns", "t").Param("x")
@@ -134,7 +134,7 @@ func TestPodForRunBudget(t *testing.T) {
 	tests := map[string]struct {
 		task    *v1beta1.Task
 		value   string
-		wantErr *podTooLargeError
+		wantErr *TooLargeError
 	}{
 		"exactly 1 MiB": {
 			// One step: the image's 6 bytes and a script of the rest.
@@ -144,7 +144,7 @@ func TestPodForRunBudget(t *testing.T) {
 		"one byte over": {
 			task:    manySteps(1, "$(params.x)"),
 			value:   strings.Repeat("v", maxPodText-len("alpine")+1),
-			wantErr: &podTooLargeError{size: maxPodText + 1, limit: maxPodText},
+			wantErr: &TooLargeError{size: maxPodText + 1, limit: maxPodText},
 		},
 		"the bomb in env values: 20 steps of 100 values of 10 references each to 64 KiB": {
 			task: stepsOf(20, func(i int) v1beta1.Step {
@@ -155,7 +155,7 @@ func TestPodForRunBudget(t *testing.T) {
 				return v1beta1.Step{Name: fmt.Sprintf("s%d", i), Image: "alpine", Env: env}
 			}),
 			value: strings.Repeat("v", 64<<10),
-			wantErr: &podTooLargeError{
+			wantErr: &TooLargeError{
 				size:  20 * (int64(len("alpine")) + 100*10*(64<<10)),
 				limit: maxPodText,
 			},
@@ -170,7 +170,7 @@ func TestPodForRunBudget(t *testing.T) {
 				}
 			}),
 			value: strings.Repeat("v", 64<<10),
-			wantErr: &podTooLargeError{
+			wantErr: &TooLargeError{
 				size: 20 * (int64(len("alpine")) + 64<<10 + 2*(int64(len(bomb))+1000*(64<<10-int64(len("$(params.x)")))) +
 					1 + 64<<10),
 				limit: maxPodText,
@@ -185,12 +185,12 @@ func TestPodForRunBudget(t *testing.T) {
 				return t
 			}(),
 			value:   strings.Repeat("v", maxPodText-len("alpine")-4096+1),
-			wantErr: &podTooLargeError{size: maxPodText + 1, limit: maxPodText},
+			wantErr: &TooLargeError{size: maxPodText + 1, limit: maxPodText},
 		},
 		"the bomb: 20 steps of 1,000 references to 64 KiB": {
 			task:  manySteps(20, bomb),
 			value: strings.Repeat("v", 64<<10),
-			wantErr: &podTooLargeError{
+			wantErr: &TooLargeError{
 				size:  20 * (int64(len("alpine")) + int64(len(bomb)) + 1000*(64<<10-int64(len("$(params.x)")))),
 				limit: maxPodText,
 			},
@@ -198,43 +198,16 @@ func TestPodForRunBudget(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, podInputs{name: "run-pod", params: map[string]string{"x": tc.value}})
-			var got *podTooLargeError
+			pod, err := Build(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, Inputs{Name: "run-pod", Params: map[string]string{"x": tc.value}})
+			var got *TooLargeError
 			if err != nil && !errors.As(err, &got) {
-				t.Fatalf("podForRun() error %v, want a *podTooLargeError", err)
+				t.Fatalf("Build() error %v, want a *TooLargeError", err)
 			}
-			if diff := cmp.Diff(tc.wantErr, got, cmp.AllowUnexported(podTooLargeError{})); diff != "" {
-				t.Errorf("podForRun() error (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.wantErr, got, cmp.AllowUnexported(TooLargeError{})); diff != "" {
+				t.Errorf("Build() error (-want +got):\n%s", diff)
 			}
 			if (pod == nil) != (tc.wantErr != nil) {
-				t.Errorf("podForRun() returned Pod %v with error %v, want exactly one", pod != nil, err)
-			}
-		})
-	}
-}
-
-func TestNeverStarted(t *testing.T) {
-	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(),
-		wrappers.Task("ns", "t").Step("a", "alpine", "").Step("b", "alpine", "").Obj(), podInputs{name: "run-pod"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := map[string]struct {
-		status corev1.PodStatus
-		want   bool
-	}{
-		"not taken up by a kubelet": {corev1.PodStatus{Phase: corev1.PodPending}, true},
-		"every container waits":     {wrappers.PodStatus(pod).Obj(), true},
-		"first step running":        {wrappers.PodStatus(pod).Running(0).Obj(), false},
-		"second step running":       {wrappers.PodStatus(pod).Running(1).Obj(), false},
-		"first step failed":         {wrappers.PodStatus(pod).StepFailed(0, 1).Obj(), false},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			p := pod.DeepCopy()
-			p.Status = tc.status
-			if got := neverStarted(p); got != tc.want {
-				t.Errorf("neverStarted() = %t, want %t", got, tc.want)
+				t.Errorf("Build() returned Pod %v with error %v, want exactly one", pod != nil, err)
 			}
 		})
 	}

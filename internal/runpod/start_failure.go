@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"fmt"
@@ -18,8 +18,7 @@ import (
 // Never, whether the kubelet reports the container terminated (containerd:
 // StartError, exit code 128) or waiting to be made again (a runtime that
 // checks the executable when it creates the container): the step fails at
-// once, not after --pod-config-timeout. Everything here is pure, so every
-// case is tested by a table.
+// once, not after the controller's --pod-config-timeout.
 
 // Reasons the kubelet gives a container, in its waiting or terminated state.
 const (
@@ -90,7 +89,7 @@ func (f *startFailure) stepReason() string {
 }
 
 // outcome is the StepFailed condition of a run whose step could not start.
-func (f *startFailure) outcome(step string) *outcome {
+func (f *startFailure) outcome(step string) *Condition {
 	why := heldBecause(&corev1.ContainerStateWaiting{Reason: f.reason, Message: f.message})
 	if f.noShell {
 		return failed(v1beta1.ReasonStepFailed, "step %q could not run its script: its image %q has no shell (/bin/sh): %s", step, f.image, why)
@@ -101,7 +100,7 @@ func (f *startFailure) outcome(step string) *outcome {
 // stepFailed is the StepFailed condition of a run whose step, reported as
 // step and run in pod's container, failed: it could not start, or exited
 // with a code other than 0, maybe killed for its memory.
-func stepFailed(pod *corev1.Pod, step v1beta1.StepState, container string) *outcome {
+func stepFailed(pod *corev1.Pod, step v1beta1.StepState, container string) *Condition {
 	if f := startFailureOf(pod, container, containerStatuses(pod)[container]); f != nil {
 		return f.outcome(step.Name)
 	}
@@ -124,7 +123,7 @@ func firstStartFailure(pod *corev1.Pod) (runstate.Step, *startFailure) {
 	return runstate.Step{}, nil
 }
 
-// describeStartFailures reports in steps, stepStates(pod), each step that
+// describeStartFailures reports in steps, StepStates(pod)'s, each step that
 // cannot start for good as Terminated, with the reason startFailure gives:
 // the kubelet may report it waiting to be made again, but it never runs, and
 // its run fails.
@@ -136,4 +135,12 @@ func describeStartFailures(steps []v1beta1.StepState, pod *corev1.Pod) {
 			steps[i].Reason = f.stepReason()
 		}
 	}
+}
+
+// StepCannotStart reports whether a step of pod cannot start, for good: its
+// run has failed (Outcome), while the kubelet may go on making its container
+// again.
+func StepCannotStart(pod *corev1.Pod) bool {
+	_, f := firstStartFailure(pod)
+	return f != nil
 }

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"fmt"
@@ -10,11 +10,9 @@ import (
 
 // This file says what holds back a Pod that has not started a step: the
 // scheduler's reason, or the kubelet's for the first step that waits or for
-// a volume it cannot mount (pod_mount.go); and
-// what holds back a later step whose turn has come (progressOutcome). A run
-// whose PersistentVolumeClaim, ConfigMap or Secret is missing stays Pending,
-// and this is where its message comes from. It is pure, so every case is
-// tested by a table.
+// a volume it cannot mount (mount.go); and what holds back a later step whose
+// turn has come (Progress). A run whose PersistentVolumeClaim, ConfigMap or
+// Secret is missing stays Pending, and this is where its message comes from.
 
 // benignWaiting are the waiting reasons of a step that is merely on its way:
 // its image is being pulled or its container made, or a step before it runs.
@@ -28,8 +26,8 @@ var benignWaiting = map[string]bool{
 // condition's message while the scheduler cannot place it, else the first
 // step that waits for a reason other than being on its way, with the
 // kubelet's reason and message, else mount, a volume the kubelet cannot
-// mount (readFailedMount), else that no step has started.
-func pendingMessage(pod *corev1.Pod, mount *hold) string {
+// mount (FailedMount), else that no step has started.
+func pendingMessage(pod *corev1.Pod, mount *Hold) string {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			return fmt.Sprintf("Pod %q cannot be scheduled: %s", pod.Name, c.Message)
@@ -39,7 +37,7 @@ func pendingMessage(pod *corev1.Pod, mount *hold) string {
 		return fmt.Sprintf("step %q: %s", step, heldBecause(waiting))
 	}
 	if mount != nil {
-		return fmt.Sprintf("%s: %s", mount.subject(), heldBecause(&mount.why))
+		return fmt.Sprintf("%s: %s", mount.Subject(), heldBecause(&mount.Why))
 	}
 	return fmt.Sprintf("Pod %q has not started a step yet", pod.Name)
 }

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"fmt"
@@ -28,12 +28,7 @@ func resultsPod(t *testing.T, extra int) *corev1.Pod {
 	for i := range extra {
 		steps = append(steps, v1beta1.Step{Name: fmt.Sprintf("x%d", i), Image: "alpine", Script: "true"})
 	}
-	task := wrappers.Task("ns", "t").Steps(steps...).Results("version", "digest").Obj()
-	pod, err := podForRun(wrappers.TaskRun("ns", "run", "t").Obj(), task, podInputs{name: "run-pod"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pod
+	return podFor(wrappers.Task("ns", "t").Steps(steps...).Results("version", "digest").Obj())
 }
 
 // ended is pod, its steps all completed, but those ends names: each
@@ -79,7 +74,7 @@ func TestResultsFromThePod(t *testing.T) {
 	tests := map[string]struct {
 		pod         *corev1.Pod
 		wantResults []v1beta1.RunResult
-		wantOutcome *outcome
+		wantOutcome *Condition
 	}{
 		"no results written": {
 			pod:         ended(pod, map[int]stepEnd{0: {0, message(0)}, 2: {0, message(0)}}),
@@ -160,7 +155,7 @@ func TestResultsFromThePod(t *testing.T) {
 		"onError continue: the run succeeds, saying which step was let pass": {
 			pod:         ended(pod, map[int]stepEnd{2: {0, message(3, "digest", "partial")}}),
 			wantResults: []v1beta1.RunResult{result("digest", "partial")},
-			wantOutcome: &outcome{metav1.ConditionTrue, v1beta1.ReasonSucceeded, `every step exited 0 or was let pass by onError: continue ("c" exited with code 3)`},
+			wantOutcome: &Condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, `every step exited 0 or was let pass by onError: continue ("c" exited with code 3)`},
 		},
 		"a step that failed hands back what it wrote": {
 			pod:         ended(pod, map[int]stepEnd{0: {2, message(2, "version", "2.0")}}),
@@ -186,11 +181,11 @@ func TestResultsFromThePod(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.wantResults, runResults(tc.pod)); diff != "" {
-				t.Errorf("runResults() (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.wantResults, Results(tc.pod)); diff != "" {
+				t.Errorf("Results() (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantOutcome, podOutcome(tc.pod, stepStates(tc.pod)), cmp.AllowUnexported(outcome{})); diff != "" {
-				t.Errorf("podOutcome() (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.wantOutcome, Outcome(tc.pod, StepStates(tc.pod))); diff != "" {
+				t.Errorf("Outcome() (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -234,58 +229,11 @@ func TestContinuedSteps(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []step
-			for _, s := range stepStates(tc.pod) {
+			for _, s := range StepStates(tc.pod) {
 				got = append(got, step{s.Name, ptr.Deref(s.ExitCode, -1), s.Reason})
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("stepStates() (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestApplyStatusWritesResults: results come with the steps, and a run
-// whose Pod is gone keeps them as last seen.
-func TestApplyStatusWritesResults(t *testing.T) {
-	pod := ended(resultsPod(t, 0), map[int]stepEnd{0: {0, message(0, "digest", "d")}})
-	run := wrappers.TaskRun("ns", "run", "t").Obj()
-	applyStatus(run, succeeded(), testTime, pod, stepStates(pod), testTime)
-	want := []v1beta1.RunResult{result("digest", "d")}
-	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
-		t.Errorf("status.results (-want +got):\n%s", diff)
-	}
-	applyStatus(run, podDeleted("run-pod"), testTime, nil, nil, testTime)
-	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
-		t.Errorf("status.results once the Pod is gone (-want +got):\n%s", diff)
-	}
-}
-
-// TestTrimmedPodKeepsWhatResultsNeed: the cache's trimmed Pod (trimPod) keeps
-// the annotations, container names and termination messages that results,
-// exit codes and ResultsTooLarge are read from.
-func TestTrimmedPodKeepsWhatResultsNeed(t *testing.T) {
-	pods := map[string]*corev1.Pod{
-		"results and continue": ended(resultsPod(t, 0), map[int]stepEnd{
-			0: {0, message(0, "digest", "sha256:1", "version", "1")},
-			2: {0, message(3, "digest", "sha256:2")},
-		}),
-		"too large": ended(resultsPod(t, 3), map[int]stepEnd{4: {0, sized(3000)[:2048]}}),
-	}
-	for name, pod := range pods {
-		t.Run(name, func(t *testing.T) {
-			obj, err := trimPod(pod)
-			if err != nil {
-				t.Fatal(err)
-			}
-			trimmed := obj.(*corev1.Pod)
-			if diff := cmp.Diff(runResults(pod), runResults(trimmed)); diff != "" {
-				t.Errorf("results from the trimmed Pod (-full +trimmed):\n%s", diff)
-			}
-			if diff := cmp.Diff(stepStates(pod), stepStates(trimmed)); diff != "" {
-				t.Errorf("steps from the trimmed Pod (-full +trimmed):\n%s", diff)
-			}
-			if diff := cmp.Diff(podOutcome(pod, stepStates(pod)), podOutcome(trimmed, stepStates(trimmed)), cmp.AllowUnexported(outcome{})); diff != "" {
-				t.Errorf("outcome from the trimmed Pod (-full +trimmed):\n%s", diff)
+				t.Errorf("StepStates() (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"testing"
@@ -48,8 +48,8 @@ func TestMayBeHeldByMount(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			status := wrappers.PodStatus(tc.pod).Obj()
 			tc.change(&status)
-			if got := mayBeHeldByMount(withStatus(tc.pod, status)); got != tc.want {
-				t.Errorf("mayBeHeldByMount() = %t, want %t", got, tc.want)
+			if got := MayBeHeldByMount(withStatus(tc.pod, status)); got != tc.want {
+				t.Errorf("MayBeHeldByMount() = %t, want %t", got, tc.want)
 			}
 		})
 	}
@@ -88,11 +88,11 @@ func TestFailedMount(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got *found
-			if h := failedMount(tc.events); h != nil {
-				got = &found{h.volume, h.why.Reason, h.why.Message}
+			if h := FailedMount(tc.events); h != nil {
+				got = &found{h.Volume, h.Why.Reason, h.Why.Message}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("failedMount() (-want +got):\n%s", diff)
+				t.Errorf("FailedMount() (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package controllers
+package runpod
 
 import (
 	"testing"
@@ -29,12 +29,12 @@ func TestPendingMessage(t *testing.T) {
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 		Message: `0/3 nodes are available: persistentvolumeclaim "cache" not found.`,
 	}
-	mount := &hold{reason: v1beta1.ReasonPodConfigFailed, volume: "ws-src", why: corev1.ContainerStateWaiting{
+	mount := &Hold{Reason: v1beta1.ReasonPodConfigFailed, Volume: "ws-src", Why: corev1.ContainerStateWaiting{
 		Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`}}
 	tests := map[string]struct {
 		status corev1.PodStatus
 		// mount is a volume the kubelet cannot mount, as its Events say.
-		mount *hold
+		mount *Hold
 		want  string
 	}{
 		"no status yet":           {status: corev1.PodStatus{}, want: `Pod "run-pod" has not started a step yet`},

@@ -1,0 +1,152 @@
+package runpod
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file says what a run's Pod's own status makes of the run: the
+// Succeeded condition once the Pod has ended (Outcome), and while it goes on
+// (Progress), as the table in docs/lifecycle.md gives them. Whether the Pod
+// has the last word is the controller's to decide: a cancel, a timeout, a
+// hold that lasted too long or a retry may overrule it.
+
+const (
+	// podReasonEvicted and podReasonDeadlineExceeded are the kubelet's
+	// pod.status.reason for a Pod it evicted, and for one it stopped at its
+	// activeDeadlineSeconds.
+	podReasonEvicted          = "Evicted"
+	podReasonDeadlineExceeded = "DeadlineExceeded"
+)
+
+// Condition is what a run's Pod says of the run: the status, reason and
+// message of its Succeeded condition.
+type Condition struct {
+	Status  metav1.ConditionStatus
+	Reason  v1beta1.TaskRunReason
+	Message string
+}
+
+func unknown(reason v1beta1.TaskRunReason, format string, args ...any) *Condition {
+	return &Condition{Status: metav1.ConditionUnknown, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+func failed(reason v1beta1.TaskRunReason, format string, args ...any) *Condition {
+	return &Condition{Status: metav1.ConditionFalse, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+func succeeded() *Condition {
+	return &Condition{Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded, Message: "every step exited 0"}
+}
+
+// Deleted is the condition of a run whose Pod, named podName, was deleted
+// before it ended: being deleted, or gone.
+func Deleted(podName string) *Condition {
+	return failed(v1beta1.ReasonPodFailed, "Pod %q was deleted before the run finished", podName)
+}
+
+// Outcome returns what pod's own status says about the run, or nil while
+// the Pod may still run a step. steps are StepStates(pod)'s. A Pod stopped at
+// its activeDeadlineSeconds comes out as PodFailed; the caller knows whether
+// that deadline was the run's timeout or cancellation (StoppedEarly).
+func Outcome(pod *corev1.Pod, steps []v1beta1.StepState) *Condition {
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		if tooLarge := firstResultsTooLarge(pod); tooLarge != nil {
+			return tooLarge.outcome()
+		}
+		return succeededPast(continuedSteps(steps))
+	case corev1.PodFailed:
+		return failedPodOutcome(pod, steps)
+	}
+	if pod.DeletionTimestamp != nil {
+		// Its containers are being killed: their exit codes would be the
+		// deletion's, not the steps' own.
+		return Deleted(pod.Name)
+	}
+	if step, f := firstStartFailure(pod); f != nil {
+		// The kubelet would make the container again for ever, and fail
+		// the same way each time: the step has failed, whatever the Pod's
+		// phase says yet.
+		return f.outcome(step.Name)
+	}
+	return nil
+}
+
+// failedPodOutcome says why a Failed Pod failed. A Pod-level reason comes
+// first: an evicted Pod's steps were killed, and their exit codes are the
+// eviction's, not the steps' own.
+func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *Condition {
+	switch reason := pod.Status.Reason; reason {
+	case "":
+	case podReasonEvicted:
+		return failed(v1beta1.ReasonPodFailed, "Pod %q was evicted: %s", pod.Name, pod.Status.Message)
+	default:
+		return failed(v1beta1.ReasonPodFailed, "Pod %q failed (%s): %s", pod.Name, reason, pod.Status.Message)
+	}
+	// The first thing that went wrong, in step order: a step that failed,
+	// or one whose results did not fit its message. A step that onError:
+	// continue let pass failed nothing.
+	tooLarge := firstResultsTooLarge(pod)
+	containers := runstate.Steps(pod)
+	for i, step := range steps {
+		if tooLarge != nil && tooLarge.step == step.Name {
+			return tooLarge.outcome()
+		}
+		if step.State == v1beta1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1beta1.StepReasonContinued {
+			return stepFailed(pod, step, containers[i].Container)
+		}
+	}
+	return failed(v1beta1.ReasonPodFailed, "Pod %q failed: %s", pod.Name, pod.Status.Message)
+}
+
+// Progress returns the condition of a run whose Pod has not ended: Running
+// once a step has started, Pending before, saying what holds it back (for
+// Running, the current step, when the kubelet says it is held). steps are
+// StepStates(pod)'s; mount is a volume the kubelet cannot mount
+// (FailedMount), if one was found.
+func Progress(pod *corev1.Pod, steps []v1beta1.StepState, mount *Hold) *Condition {
+	current, started := len(steps)-1, false
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].State != v1beta1.StepTerminated {
+			current = i
+		}
+		if steps[i].State != v1beta1.StepWaiting {
+			started = true
+		}
+	}
+	if !started {
+		return unknown(v1beta1.ReasonPending, "%s", pendingMessage(pod, mount))
+	}
+	running := fmt.Sprintf("running step %q (%d of %d)", steps[current].Name, current+1, len(steps))
+	if step, waiting := firstHeldStep(pod); waiting != nil && step == steps[current].Name {
+		// A later step's turn has come, and its image cannot be pulled or
+		// its container made (a missing Secret, say): say so, as the
+		// Pending message does for the first step.
+		return unknown(v1beta1.ReasonRunning, "%s: %s", running, heldBecause(waiting))
+	}
+	return unknown(v1beta1.ReasonRunning, "%s", running)
+}
+
+// StoppedEarly reports whether pod, the Pod of a run's current attempt, was
+// ended before its steps were: gone (nil), being deleted before it ended, or
+// stopped by the kubelet at its activeDeadlineSeconds. These are the ways the
+// controller stops a Pod, and the ways someone else may; a Pod that ended on
+// its own is not.
+func StoppedEarly(pod *corev1.Pod) bool {
+	switch {
+	case pod == nil:
+		return true
+	case pod.Status.Phase == corev1.PodFailed:
+		return pod.Status.Reason == podReasonDeadlineExceeded
+	case pod.Status.Phase == corev1.PodSucceeded:
+		return false
+	default:
+		return pod.DeletionTimestamp != nil
+	}
+}

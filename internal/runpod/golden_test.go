@@ -1,0 +1,212 @@
+package runpod
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.yaml from the Pods Build makes now")
+
+// goldenHeader starts every golden file.
+const goldenHeader = "# The Pod that runpod.Build makes for this Task shape (golden_test.go).\n" +
+	"# Regenerate: go test ./internal/runpod -run TestGoldenPods -update\n"
+
+// TestGoldenPods holds the Pod that Build makes for each Task shape of
+// goldenCases equal, field by field, to testdata/NAME.yaml: a change to any
+// Pod shows as a diff of these files. A change meant to change them reruns
+// with -update and reviews the files' diff.
+func TestGoldenPods(t *testing.T) {
+	cases := goldenCases()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			values, missing := runstate.ParamValues(tc.task, tc.run)
+			if len(missing) > 0 {
+				t.Fatalf("the case gives no value to %v", missing)
+			}
+			pod, err := Build(tc.run, tc.task, Inputs{
+				Name:                  runstate.PodName(tc.run),
+				Params:                values,
+				ActiveDeadlineSeconds: tc.deadline,
+				Restricted:            tc.restricted,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := yaml.Marshal(pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", name+".yaml")
+			if *update {
+				if err := os.WriteFile(path, append([]byte(goldenHeader), got...), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantText, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (-update writes it)", err)
+			}
+			// Both read back from YAML: the Pod as the API server gets it.
+			var want, sent corev1.Pod
+			if err := yaml.UnmarshalStrict(wantText, &want); err != nil {
+				t.Fatalf("reading %s: %v", path, err)
+			}
+			if err := yaml.UnmarshalStrict(got, &sent); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, sent); diff != "" {
+				t.Errorf("Build() differs from %s (-want +got); if that is meant, rerun with -update and review the files' diff:\n%s", path, diff)
+			}
+		})
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, ok := cases[strings.TrimSuffix(filepath.Base(f), ".yaml")]; !ok {
+			t.Errorf("%s has no case in goldenCases: remove it", f)
+		}
+	}
+}
+
+// goldenCase is one Task shape whose Pod testdata/NAME.yaml holds.
+type goldenCase struct {
+	task *v1beta1.Task
+	run  *v1beta1.TaskRun
+	// deadline and restricted are the Pod's facts besides the run and its
+	// Task (the name is always the first attempt's).
+	deadline   *int64
+	restricted bool
+}
+
+// goldenCases are the Task shapes whose Pods are pinned in testdata, by
+// file name.
+func goldenCases() map[string]goldenCase {
+	oneStep := wrappers.Task("ns", "t").Steps(v1beta1.Step{Name: "only", Image: "alpine:3", Command: []string{"echo", "hello"}}).Obj()
+	run := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t") }
+	return map[string]goldenCase{
+		"script-steps": {
+			task: wrappers.Task("ns", "t").ParamDefault("greeting", "hello").Param("tag").
+				Step("fetch", "alpine:$(params.tag)", "echo \"$(params.greeting)\" $(params.unknown) $HOME").
+				Step("build", "golang:1", "go build ./...").
+				Step("push", "alpine:3", "#!/bin/sh\nset -e\necho pushed\n").Obj(),
+			run:      run().Param("tag", "3").Obj(),
+			deadline: ptr.To[int64](3600),
+		},
+		"script-steps-many": {
+			// More than three steps share the kubelet's 12 KiB of
+			// termination messages: each wrapper is told a smaller limit.
+			task: wrappers.Task("ns", "t").Step("s1", "alpine:3", "true").Step("s2", "alpine:3", "true").
+				Step("s3", "alpine:3", "true").Step("s4", "alpine:3", "true").Obj(),
+			run: run().Obj(),
+		},
+		"command-steps": {
+			task: wrappers.Task("ns", "t").Param("target").Steps(
+				v1beta1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"},
+					Args: []string{"-o", "bin/$(params.target)", "./cmd/$(params.target)"}, WorkingDir: "/src/$(params.target)",
+					Env: []corev1.EnvVar{
+						{Name: "TARGET", Value: "$(params.target)"},
+						{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+							LocalObjectReference: corev1.LocalObjectReference{Name: "git"}, Key: "token"}}},
+					},
+					EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}},
+				v1beta1.Step{Name: "test", Image: "golang:1", Command: []string{"go"}, Args: []string{"test", "./..."}},
+			).Obj(),
+			run: run().Param("target", "app").Obj(),
+		},
+		"entrypoint-steps": {
+			// No script and no command: the image's own entrypoint, args
+			// and all.
+			task: wrappers.Task("ns", "t").Steps(
+				v1beta1.Step{Name: "serve", Image: "nginx:1"},
+				v1beta1.Step{Name: "probe", Image: "curlimages/curl:8", Args: []string{"-f", "http://localhost"}},
+			).Obj(),
+			run: run().Obj(),
+		},
+		"workspaces": {
+			task: wrappers.Task("ns", "t").Workspaces(
+				v1beta1.WorkspaceDeclaration{Name: "source"},
+				v1beta1.WorkspaceDeclaration{Name: "cache", MountPath: "/root/.cache", ReadOnly: ptr.To(true)},
+				v1beta1.WorkspaceDeclaration{Name: "settings"},
+				v1beta1.WorkspaceDeclaration{Name: "creds", ReadOnly: ptr.To(false)},
+				v1beta1.WorkspaceDeclaration{Name: "scratch"},
+				v1beta1.WorkspaceDeclaration{Name: strings.Repeat("w", 63)},
+			).Steps(
+				v1beta1.Step{Name: "fetch", Image: "alpine:3", Script: `cd "$(workspaces.source.path)" && cp "$(workspaces.settings.path)/config" .`},
+				v1beta1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}, WorkingDir: "$(workspaces.source.path)",
+					Env: []corev1.EnvVar{{Name: "GOCACHE", Value: "$(workspaces.cache.path)/go"}}}).Obj(),
+			run: run().
+				Workspace(v1beta1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "src"}}).
+				Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}).
+				Workspace(v1beta1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git"}}).
+				Workspace(v1beta1.WorkspaceBinding{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}).
+				Workspace(v1beta1.WorkspaceBinding{Name: "undeclared", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "other"}}).Obj(),
+		},
+		"results": {
+			task: wrappers.Task("ns", "t").Steps(
+				v1beta1.Step{Name: "version", Image: "alpine:3", Script: "cat VERSION > $(results.version.path)"},
+				v1beta1.Step{Name: "digest", Image: "tool:1", Command: []string{"tool", "digest"}, Args: []string{"--out=$(results.digest.path)"}},
+				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)"},
+			).Results("version", "digest").Obj(),
+			run: run().Obj(),
+		},
+		"onerror-continue": {
+			task: wrappers.Task("ns", "t").Steps(
+				v1beta1.Step{Name: "lint", Image: "golangci/golangci-lint:2", Script: "golangci-lint run", OnError: v1beta1.OnErrorContinue},
+				v1beta1.Step{Name: "test", Image: "golang:1", Script: "go test ./...", OnError: v1beta1.OnErrorStopAndFail},
+			).Results("lint-status").Obj(),
+			run: run().Obj(),
+		},
+		"resources": {
+			task: wrappers.Task("ns", "t").Steps(
+				v1beta1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build", "./..."}, ComputeResources: &corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+				}},
+				v1beta1.Step{Name: "push", Image: "alpine:3", Command: []string{"true"}},
+			).Obj(),
+			run: run().Obj(),
+		},
+		"pod-template": {
+			task: oneStep,
+			run:  run().Label("team", "a").Label(runstate.LabelTaskRun, "other").ServiceAccount("builder").PodTemplate(everyPodSetting()).Obj(),
+		},
+		"restricted-namespace": {
+			task: wrappers.Task("ns", "t").Workspace("source").Steps(
+				v1beta1.Step{Name: "fetch", Image: "alpine/git:2", Command: []string{"git", "clone", "https://example.com/app.git", "$(workspaces.source.path)"}},
+				v1beta1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}, WorkingDir: "$(workspaces.source.path)"},
+			).Obj(),
+			run:        run().Obj(),
+			restricted: true,
+		},
+		"restricted-namespace-own-settings": {
+			// What the run's podTemplate sets wins: its user (and so no
+			// group or fsGroup added), runAsNonRoot and seccomp profile.
+			task:       oneStep,
+			run:        run().PodTemplate(v1beta1.PodTemplate{SecurityContext: ownSecurityContext()}).Obj(),
+			restricted: true,
+		},
+		"long-names": {
+			// A run name, a step name and a workspace name too long for a
+			// label value, a container name and a volume name.
+			task: wrappers.Task("ns", "t").Workspace(strings.Repeat("w", 63)).
+				Steps(v1beta1.Step{Name: "short", Image: "alpine:3", Command: []string{"true"}}).Step(strings.Repeat("s", 63), "alpine:3", "true").Obj(),
+			run: wrappers.TaskRun("ns", strings.Repeat("r", 70), "t").Obj(),
+		},
+	}
+}
