@@ -44,6 +44,10 @@ var reviewOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportE
 var answerOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
 	jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false))
 
+// objectAnswerOptions write a converted object: answerOptions, with the
+// names the schemas default written even when empty (schema_defaults.go).
+var objectAnswerOptions = jsonv2.JoinOptions(answerOptions, jsonv2.WithMarshalers(defaultedNameMarshalers))
+
 // objectOptions read an object as the API server's decoder does: member
 // names matched case-sensitively, all else as encoding/json.
 var objectOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.MatchCaseInsensitiveNames(false), timeReading)
@@ -220,7 +224,7 @@ func decodeReview(src io.Reader, review *conversionReview) error {
 
 // encodeObject writes a converted object's JSON.
 func encodeObject(object any) (jsontext.Value, error) {
-	return jsonv2.Marshal(object, answerOptions)
+	return jsonv2.Marshal(object, objectAnswerOptions)
 }
 
 // objectHeader is what the handler reads of an object before its typed
