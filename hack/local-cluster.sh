@@ -358,7 +358,7 @@ The cluster "$name" and the manager keep running until Ctrl-C. In another shell:
   export KUBECONFIG=$KUBECONFIG
   export PATH=$repo/bin:$tools_bin:\$PATH          # kubectl, and the kubectl task plugin
 
-  kubectl get tr                                    # TaskRuns, as v1beta1
+  kubectl get tr                                    # TaskRuns, as v1 (kubectl's default version)
   kubectl get taskruns.v1alpha1.minitask.dev        # the same, as the first release saw them
   kubectl get minitask                              # Tasks and TaskRuns
   kubectl describe tr hello-run
