@@ -120,13 +120,20 @@ func compareAll[T any](r *rehearsal, kind, version string, before, now map[strin
 // in flight legitimately progress: their spec and metadata must not change,
 // but for the conversion annotation of their v1alpha1 view, which holds the
 // v1beta1 status v1alpha1 cannot show; their status must keep what was
-// recorded (podName, startTime) and end Succeeded.
-func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when string) {
+// recorded (podName, startTime) and end Succeeded. opts are the rehearsal's
+// own allowances, for every comparison.
+func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when string, opts ...cmp.Option) {
+	r.t.Helper()
+	r.compareViewsKept(before, r.readVersions(before.alphaTasks != nil, before.betaTasks != nil), inFlight, when, opts...)
+}
+
+// compareViewsKept is checkViewsKept with the views now, read by the caller.
+func (r *rehearsal) compareViewsKept(before, now views, inFlight map[string]bool, when string, opts ...cmp.Option) {
 	t := r.t
 	t.Helper()
-	now := r.readVersions(before.alphaTasks != nil, before.betaTasks != nil)
-	compareAll(r, "Task", "v1alpha1", before.alphaTasks, now.alphaTasks, when, ignoreWrites)
-	compareAll(r, "Task", "v1beta1", before.betaTasks, now.betaTasks, when, ignoreWrites)
+	opts = append(opts, ignoreWrites, ignoreTypeMeta)
+	compareAll(r, "Task", "v1alpha1", before.alphaTasks, now.alphaTasks, when, opts...)
+	compareAll(r, "Task", "v1beta1", before.betaTasks, now.betaTasks, when, opts...)
 
 	for _, name := range slices.Sorted(maps.Keys(before.alphaRuns)) {
 		want, got := before.alphaRuns[name].DeepCopy(), now.alphaRuns[name].DeepCopy()
@@ -150,7 +157,7 @@ func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when 
 				want.Status.StartTime = s.StartTime
 			}
 		}
-		if diff := cmp.Diff(want, got, ignoreWrites, ignoreTypeMeta); diff != "" {
+		if diff := cmp.Diff(want, got, opts...); diff != "" {
 			t.Errorf("v1alpha1 view of TaskRun %s %s (-want +got):\n%s", name, when, diff)
 		}
 	}
@@ -172,7 +179,7 @@ func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when 
 				want.Status.StartTime = s.StartTime
 			}
 		}
-		if diff := cmp.Diff(want, got, ignoreWrites, ignoreTypeMeta); diff != "" {
+		if diff := cmp.Diff(want, got, opts...); diff != "" {
 			t.Errorf("v1beta1 view of TaskRun %s %s (-want +got):\n%s", name, when, diff)
 		}
 	}
