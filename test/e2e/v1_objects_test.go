@@ -72,7 +72,7 @@ func v1GreetRun(name, task, who string, pause int, total string) *minitaskv1.Tas
 				{Name: "name", Value: *minitaskv1.NewStringValue(who)},
 				{Name: "pause", Value: *minitaskv1.NewStringValue(fmt.Sprint(pause))},
 			},
-			Timeouts: &minitaskv1.Timeouts{Total: &d},
+			Timeouts: minitaskv1.Timeouts{Total: &d},
 		},
 	}
 }
