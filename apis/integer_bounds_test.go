@@ -20,6 +20,14 @@ import (
 // is a decision.
 func TestInt32FieldsAreBounded(t *testing.T) {
 	embedded := []string{
+		"taskruns.minitask.dev v1 .spec.podTemplate.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
+		"taskruns.minitask.dev v1 .spec.podTemplate.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
+		"taskruns.minitask.dev v1 .spec.podTemplate.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
+		"taskruns.minitask.dev v1 .spec.workspaces[*].configMap.defaultMode",
+		"taskruns.minitask.dev v1 .spec.workspaces[*].configMap.items[*].mode",
+		"taskruns.minitask.dev v1 .spec.workspaces[*].emptyDir.mode",
+		"taskruns.minitask.dev v1 .spec.workspaces[*].secret.defaultMode",
+		"taskruns.minitask.dev v1 .spec.workspaces[*].secret.items[*].mode",
 		"taskruns.minitask.dev v1beta1 .spec.podTemplate.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
 		"taskruns.minitask.dev v1beta1 .spec.podTemplate.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
 		"taskruns.minitask.dev v1beta1 .spec.podTemplate.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight",
@@ -30,6 +38,9 @@ func TestInt32FieldsAreBounded(t *testing.T) {
 		"taskruns.minitask.dev v1beta1 .spec.workspaces[*].secret.items[*].mode",
 	}
 	wantBounded := []string{
+		"taskruns.minitask.dev v1 .spec.retries",
+		"taskruns.minitask.dev v1 .spec.ttlSecondsAfterFinished",
+		"taskruns.minitask.dev v1 .status.steps[*].exitCode",
 		"taskruns.minitask.dev v1beta1 .spec.retries",
 		"taskruns.minitask.dev v1beta1 .spec.ttlSecondsAfterFinished",
 		"taskruns.minitask.dev v1beta1 .status.steps[*].exitCode",

@@ -27,8 +27,17 @@ import (
 func TestTimePatternIsOneConstant(t *testing.T) {
 	// status.conditions[].lastTransitionTime is metav1.Condition's, which
 	// takes no marker.
-	const conditionTime = "taskruns.minitask.dev v1beta1 .status.conditions[*].lastTransitionTime"
+	conditionTimes := []string{
+		"taskruns.minitask.dev v1 .status.conditions[*].lastTransitionTime",
+		"taskruns.minitask.dev v1beta1 .status.conditions[*].lastTransitionTime",
+	}
 	want := []string{
+		"taskruns.minitask.dev v1 .status.attempts[*].completionTime",
+		"taskruns.minitask.dev v1 .status.attempts[*].startTime",
+		"taskruns.minitask.dev v1 .status.completionTime",
+		"taskruns.minitask.dev v1 .status.startTime",
+		"taskruns.minitask.dev v1 .status.steps[*].finishedAt",
+		"taskruns.minitask.dev v1 .status.steps[*].startedAt",
 		"taskruns.minitask.dev v1alpha1 .status.finishTime",
 		"taskruns.minitask.dev v1alpha1 .status.startTime",
 		"taskruns.minitask.dev v1beta1 .status.attempts[*].completionTime",
@@ -48,7 +57,7 @@ func TestTimePatternIsOneConstant(t *testing.T) {
 				}
 				where := def.Name + " " + version.Name + " " + path
 				switch {
-				case where == conditionTime:
+				case slices.Contains(conditionTimes, where):
 				case s.Pattern != v1beta1.TimePattern:
 					t.Errorf("%s: pattern %q, want v1beta1.TimePattern", where, s.Pattern)
 				default:

@@ -39,6 +39,10 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		}
 		return fmt.Errorf("getting Task %s/%s: %w", s.run.Namespace, s.run.Spec.TaskRef.Name, err)
 	}
+	if waiting := needsRelease6(s.run, task); waiting != nil {
+		s.outcome = waiting
+		return nil
+	}
 	values, missing := runstate.ParamValues(task, s.run)
 	if len(missing) > 0 {
 		s.outcome = invalidParams(missing)

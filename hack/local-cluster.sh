@@ -308,7 +308,7 @@ run_samples() {
       *) tasks+=(-f "$f") ;;
     esac
   done
-  log "Applying the samples (config/samples, v1alpha1 and v1beta1)"
+  log "Applying the samples (config/samples, v1alpha1, v1beta1 and v1)"
   kubectl apply "${tasks[@]}"
   kubectl apply "${runs[@]}"
 
@@ -332,6 +332,8 @@ run_samples() {
   kubectl get taskruns.v1beta1.minitask.dev
   echo
   kubectl get taskruns.v1alpha1.minitask.dev
+  echo
+  kubectl get taskruns.v1.minitask.dev
 }
 
 next_steps() {
@@ -356,7 +358,7 @@ The cluster "$name" and the manager keep running until Ctrl-C. In another shell:
   export KUBECONFIG=$KUBECONFIG
   export PATH=$repo/bin:$tools_bin:\$PATH          # kubectl, and the kubectl task plugin
 
-  kubectl get tr                                    # TaskRuns, as v1beta1
+  kubectl get tr                                    # TaskRuns, as v1 (kubectl's default version)
   kubectl get taskruns.v1alpha1.minitask.dev        # the same, as the first release saw them
   kubectl get minitask                              # Tasks and TaskRuns
   kubectl describe tr hello-run

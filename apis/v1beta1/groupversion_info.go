@@ -1,5 +1,6 @@
-// Package v1beta1 is the minitask API hub and storage version. The controller
-// reads and writes only this version; v1alpha1 is converted to and from it.
+// Package v1beta1 is the minitask API's storage version in release 5, and the
+// only version its controller reads and writes. Since release 5 it is a
+// spoke: it is converted to and from v1, the hub, directly.
 //
 // +kubebuilder:object:generate=true
 // +groupName=minitask.dev

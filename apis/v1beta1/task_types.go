@@ -221,6 +221,3 @@ type TaskList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Task `json:"items"`
 }
-
-// Hub marks v1beta1 Task as the version every other one converts through.
-func (*Task) Hub() {}

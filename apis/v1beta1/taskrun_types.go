@@ -374,6 +374,3 @@ type TaskRunList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TaskRun `json:"items"`
 }
-
-// Hub marks v1beta1 TaskRun as the version every other one converts through.
-func (*TaskRun) Hub() {}

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// checkSamples applies config/samples, in both API versions, as `make run
+// checkSamples applies config/samples, in every API version, as `make run
 // NODE=real` does, and reads what each sample's steps really printed: the
 // Go program built in a workspace included.
 func checkSamples(t *testing.T, c *cluster) {
@@ -43,6 +43,7 @@ func checkSamples(t *testing.T, c *cluster) {
 		"greet-run":          {"True/Succeeded", map[string][]string{"prepare": {"preparing to greet world"}, "say": {"hi, world!"}}},
 		"flaky-run":          {"False/StepFailed", map[string][]string{"build": {"building"}, "test": {"testing"}}},
 		"greet-cancelled":    {"False/TaskRunCancelled", nil},
+		"count-words-run":    {"True/Succeeded", map[string][]string{"count": {"4 words"}}},
 		// A real Go toolchain (the golang:1.26 stand-in) built what the
 		// fetch step wrote into the workspace.
 		"build-from-source-run": {"True/Succeeded", map[string][]string{

@@ -44,6 +44,10 @@ var reviewOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportE
 var answerOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
 	jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false))
 
+// objectAnswerOptions write a converted object: answerOptions, with the
+// names the schemas default written even when empty (schema_defaults.go).
+var objectAnswerOptions = jsonv2.JoinOptions(answerOptions, jsonv2.WithMarshalers(defaultedNameMarshalers))
+
 // objectOptions read an object as the API server's decoder does: member
 // names matched case-sensitively, all else as encoding/json.
 var objectOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.MatchCaseInsensitiveNames(false), timeReading)
@@ -220,6 +224,11 @@ func decodeReview(src io.Reader, review *conversionReview) error {
 
 // encodeObject writes a converted object's JSON.
 func encodeObject(object any) (jsontext.Value, error) {
+	if isTaskRun(object) {
+		return jsonv2.Marshal(object, objectAnswerOptions)
+	}
+	// A Task holds neither defaulted name: no marshaler to look up for
+	// each of its values.
 	return jsonv2.Marshal(object, answerOptions)
 }
 

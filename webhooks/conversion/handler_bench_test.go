@@ -190,7 +190,7 @@ func benchmarkInputs(tb testing.TB) []benchmarkInput {
 	spokeTasks := func(n int) []runtime.Object {
 		return repeat(n, func(i int) runtime.Object {
 			dst := &v1alpha1.Task{}
-			if err := ConvertTaskFromHub(context.Background(), largeTask(i), dst); err != nil {
+			if err := ConvertBetaTaskToAlpha(context.Background(), largeTask(i), dst); err != nil {
 				tb.Fatal(err)
 			}
 			return dst
@@ -199,7 +199,7 @@ func benchmarkInputs(tb testing.TB) []benchmarkInput {
 	spokeRuns := func(n int) []runtime.Object {
 		return repeat(n, func(i int) runtime.Object {
 			dst := &v1alpha1.TaskRun{}
-			if err := ConvertTaskRunFromHub(context.Background(), finishedRun(i), dst); err != nil {
+			if err := ConvertBetaTaskRunToAlpha(context.Background(), finishedRun(i), dst); err != nil {
 				tb.Fatal(err)
 			}
 			return dst

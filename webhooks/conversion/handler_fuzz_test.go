@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
@@ -25,6 +27,7 @@ import (
 const (
 	alphaVersion = "minitask.dev/v1alpha1"
 	betaVersion  = "minitask.dev/v1beta1"
+	v1Version    = "minitask.dev/v1"
 )
 
 // handlerOutcome is how the conversion handler answered a request body.
@@ -117,6 +120,14 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 		{"a TaskRun with workspaces, a ServiceAccount and a Pod template to v1alpha1", review(tb, scheme, alphaVersion,
 			hubRun().ServiceAccount("builder").PodTemplate(v1beta1.PodTemplate{PriorityClassName: "batch"}).
 				Workspace(v1beta1.WorkspaceBinding{Name: "w", EmptyDir: &corev1.EmptyDirVolumeSource{}}).Obj()), converted},
+		// v1, the hub since release 5: typed params and timeouts.pending to
+		// each spoke, and back from each, their stashes forged too.
+		{"v1alpha1 and v1beta1 objects to v1", review(tb, scheme, v1Version, hubTask().Obj(), spokeRun().Obj(), stashedTask), converted},
+		{"a v1 Task with typed params to v1alpha1", review(tb, scheme, alphaVersion, typedV1Task()), converted},
+		{"a v1 Task with typed params to v1beta1", review(tb, scheme, betaVersion, typedV1Task()), converted},
+		{"a v1 TaskRun with typed values and a pending timeout to v1beta1", review(tb, scheme, betaVersion, typedV1Run()), converted},
+		{"a v1beta1 Task whose stash types text that is none", rawReview(v1Version,
+			`{"apiVersion":"minitask.dev/v1beta1","kind":"Task","metadata":{"annotations":{"minitask.dev/conversion-data":"{\"v1\":{\"spec\":{\"params\":[{\"name\":\"f\",\"type\":\"array\"}]}}}"}},"spec":{"params":[{"name":"f","default":"[1,"}],"steps":[{"name":"s","image":"i"}]}}`), converted},
 		// Issue 15's fields, both ways; a stash whose attempt time is no time.
 		{"a Task with results and an onError step to v1alpha1", review(tb, scheme, alphaVersion,
 			withResults(hubTask().Steps(v1beta1.Step{Name: "lint", Image: "golangci/golangci-lint", Script: "golangci-lint run",
@@ -165,7 +176,7 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 		{"object not a JSON object", rawReview(alphaVersion, `"Task"`), failed},
 		{"apiVersion key in the wrong case", rawReview(alphaVersion, `{"ApiVersion":"minitask.dev/v1beta1","kind":"Task"}`), failed},
 		{"unknown desired version", rawReview("minitask.dev/v2", `{"apiVersion":"minitask.dev/v1beta1","kind":"Task"}`), failed},
-		{"unknown version of an object", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1","kind":"Task"}`), failed},
+		{"unknown version of an object", rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v2","kind":"Task"}`), failed},
 		{"to its own version", rawReview(betaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"TaskRun"}`), failed},
 	}
 }
@@ -218,7 +229,8 @@ func checkHandler(tb testing.TB, scheme *runtime.Scheme, handler http.Handler, b
 
 // checkConverted checks that each object came back once, in the version
 // asked for: converted when its typed decode takes it, with no conversion
-// annotation on a v1beta1 object and annotations the API server accepts;
+// annotation on a v1 object, none but the stash's v1 member on a v1beta1
+// one, and annotations the API server accepts;
 // else passed through as it came but for its apiVersion.
 func checkConverted(tb testing.TB, scheme *runtime.Scheme, request *apix.ConversionRequest, objects []runtime.RawExtension) {
 	tb.Helper()
@@ -240,10 +252,13 @@ func checkConverted(tb testing.TB, scheme *runtime.Scheme, request *apix.Convers
 		if got.APIVersion != request.DesiredAPIVersion {
 			tb.Errorf("converted object %d has apiVersion %q, want %q", i, got.APIVersion, request.DesiredAPIVersion)
 		}
-		_, stashed := got.Annotations[AnnotationConversionData]
+		stash, stashed := got.Annotations[AnnotationConversionData]
 		_, omitted := got.Annotations[AnnotationConversionDataOmitted]
-		if (stashed || omitted) && got.APIVersion == betaVersion {
-			tb.Errorf("converted v1beta1 object %d carries a conversion annotation", i)
+		if (stashed || omitted) && got.APIVersion == v1Version {
+			tb.Errorf("converted v1 object %d carries a conversion annotation", i)
+		}
+		if got.APIVersion == betaVersion && (omitted || stashed && !onlyV1Member(stash)) {
+			tb.Errorf("converted v1beta1 object %d carries a conversion annotation other than the stash's v1 member: %v", i, got.Annotations)
 		}
 		if stashed && omitted {
 			tb.Errorf("converted object %d carries both the stash and the omission marker", i)
@@ -319,6 +334,7 @@ func newTestScheme(tb testing.TB) *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	utilruntime.Must(v1.AddToScheme(scheme))
 	return scheme
 }
 
@@ -390,4 +406,31 @@ func rawReview(desired string, objects ...string) []byte {
 		panic(err)
 	}
 	return data
+}
+
+// typedV1Task is a v1 Task with a param of each type.
+func typedV1Task() *v1.Task {
+	return &v1.Task{ObjectMeta: metav1.ObjectMeta{Name: "typed", Namespace: "ns"}, Spec: v1.TaskSpec{
+		Params: []v1.ParamSpec{
+			{Name: "files", Type: v1.ParamTypeArray, Default: v1.NewArrayValue("a.go", "b.go")},
+			{Name: "image", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"repo": {}, "tag": {}},
+				Default: v1.NewObjectValue(map[string]string{"repo": "example.org/app", "tag": "latest"})},
+			{Name: "greeting", Default: v1.NewStringValue("hi")},
+		},
+		Steps: []v1.Step{{Name: "lint", Image: "golang:1.26", Command: []string{"gofmt", "-l"}, Args: []string{"$(params.files[*])"}}}}}
+}
+
+// typedV1Run is a v1 TaskRun with typed values and both timeouts.
+func typedV1Run() *v1.TaskRun {
+	return &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "typed-run", Namespace: "ns"}, Spec: v1.TaskRunSpec{
+		TaskRef:  v1.TaskRef{Name: "typed"},
+		Params:   []v1.Param{{Name: "files", Value: *v1.NewArrayValue("main.go")}, {Name: "image", Value: *v1.NewObjectValue(map[string]string{"repo": "r", "tag": "t"})}},
+		Timeouts: v1.Timeouts{Total: v1.NewDuration(time.Hour), Pending: v1.NewDuration(10 * time.Minute)}}}
+}
+
+// onlyV1Member reports whether stash is a JSON object of one member, v1:
+// all a v1beta1 object's stash may hold.
+func onlyV1Member(stash string) bool {
+	var members map[string]json.RawMessage
+	return json.Unmarshal([]byte(stash), &members) == nil && len(members) == 1 && members["v1"] != nil
 }

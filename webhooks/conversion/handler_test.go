@@ -171,8 +171,8 @@ func TestHandlerFailuresNameWhatIsUnknown(t *testing.T) {
 			want: `object 0: unknown desired version "minitask.dev/v2" of Task`,
 		},
 		"unknown version of the object": {
-			body: rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1","kind":"TaskRun"}`),
-			want: `object 0: unknown version "v1" of TaskRun`,
+			body: rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v2","kind":"TaskRun"}`),
+			want: `object 0: unknown version "v2" of TaskRun`,
 		},
 		"no apiVersion": {
 			body: rawReview(alphaVersion, `{"apiVersion":"minitask.dev/v1beta1","kind":"Task"}`, `{"kind":"Task"}`),

@@ -22,9 +22,11 @@ import (
 const boundChecks = 3000
 
 // sizeBound is the part of a stash guard's match condition that bounds the
-// v1alpha1 annotations' size: what stands between the version (and, for
-// runs, subresource) test and "> 262144".
-var sizeBound = regexp.MustCompile(`^request\.requestKind\.version == 'v1alpha1' \|\| (?:!has\(request\.subResource\) && )?(.*) > 262144$`)
+// v1alpha1 annotations' size: what stands between the version and
+// annotation (and, for runs, subresource) tests and "> 262144".
+var sizeBound = regexp.MustCompile(`^request\.requestKind\.version != 'v1beta1' \|\| (?:!has\(request\.subResource\) && )?` +
+	`has\(object\.metadata\.annotations\) && 'minitask\.dev/conversion-data' in object\.metadata\.annotations \|\| ` +
+	`(?:!has\(request\.subResource\) && )?(.*) > 262144$`)
 
 // TestStashGuardMatchConditionBoundsTheStash evaluates the stash guard's
 // installed match conditions (config/webhook/manifests.yaml) as the API

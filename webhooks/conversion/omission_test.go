@@ -64,11 +64,11 @@ func TestStashOverTheLimitIsOmitted(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := &v1alpha1.Task{}
-			if err := ConvertTaskFromHub(t.Context(), tc.hub, got); err != nil {
-				t.Fatalf("ConvertTaskFromHub() error: %v", err)
+			if err := ConvertBetaTaskToAlpha(t.Context(), tc.hub, got); err != nil {
+				t.Fatalf("ConvertBetaTaskToAlpha() error: %v", err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ConvertTaskFromHub() mismatch (-want +got):\n%.3000s", diff)
+				t.Errorf("ConvertBetaTaskToAlpha() mismatch (-want +got):\n%.3000s", diff)
 			}
 			size, err := SpokeAnnotationsSize(tc.hub)
 			if err != nil {
@@ -88,7 +88,7 @@ func TestSpokeAnnotationsSizeIsWhatConversionWrites(t *testing.T) {
 	for range 2000 {
 		hub := g.hubTaskRun()
 		spoke := &v1alpha1.TaskRun{}
-		if err := ConvertTaskRunFromHub(t.Context(), hub, spoke); err != nil {
+		if err := ConvertBetaTaskRunToAlpha(t.Context(), hub, spoke); err != nil {
 			t.Fatal(err)
 		}
 		size, err := SpokeAnnotationsSize(hub)
@@ -102,7 +102,7 @@ func TestSpokeAnnotationsSizeIsWhatConversionWrites(t *testing.T) {
 	for range 2000 {
 		hub := g.hubTask()
 		spoke := &v1alpha1.Task{}
-		if err := ConvertTaskFromHub(t.Context(), hub, spoke); err != nil {
+		if err := ConvertBetaTaskToAlpha(t.Context(), hub, spoke); err != nil {
 			t.Fatal(err)
 		}
 		size, err := SpokeAnnotationsSize(hub)
@@ -161,13 +161,13 @@ func TestRelease3FieldsCountTowardsTheLimit(t *testing.T) {
 			switch hub := tc.hub.(type) {
 			case *v1beta1.Task:
 				spoke := &v1alpha1.Task{}
-				if err := ConvertTaskFromHub(t.Context(), hub, spoke); err != nil {
+				if err := ConvertBetaTaskToAlpha(t.Context(), hub, spoke); err != nil {
 					t.Fatal(err)
 				}
 				annotations = spoke.Annotations
 			case *v1beta1.TaskRun:
 				spoke := &v1alpha1.TaskRun{}
-				if err := ConvertTaskRunFromHub(t.Context(), hub, spoke); err != nil {
+				if err := ConvertBetaTaskRunToAlpha(t.Context(), hub, spoke); err != nil {
 					t.Fatal(err)
 				}
 				annotations = spoke.Annotations
@@ -206,7 +206,7 @@ func TestMarkerIsRemovedOnTheWayToTheHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkToHub(t, ConvertTaskRunToHub, tc.spoke, tc.want)
+			checkToHub(t, ConvertAlphaTaskRunToBeta, tc.spoke, tc.want)
 		})
 	}
 }

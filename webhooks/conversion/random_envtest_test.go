@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
@@ -38,6 +39,24 @@ func testRandomObjectsThroughAPIServer(t *testing.T) {
 		roundTrip(t, ns, fmt.Sprintf("spoke-run-%d", i), spokeRun, &spokeRun.Status, &v1beta1.TaskRun{}, true)
 		roundTrip(t, ns, fmt.Sprintf("hub-task-%d", i), r.hubTask(), nil, &v1alpha1.Task{}, false)
 		roundTrip(t, ns, fmt.Sprintf("spoke-task-%d", i), r.spokeTask(), nil, &v1beta1.Task{}, false)
+		// v1, served since release 5: what v1beta1 stores written back
+		// through it, and what it writes (no more than release 5 runs)
+		// written back through each spoke.
+		storedRun := r.hubTaskRun()
+		roundTrip(t, ns, fmt.Sprintf("beta-run-v1-%d", i), storedRun, &storedRun.Status, &v1.TaskRun{}, true)
+		roundTrip(t, ns, fmt.Sprintf("beta-task-v1-%d", i), r.hubTask(), nil, &v1.Task{}, false)
+		v1Run, v1Task := &v1.TaskRun{}, &v1.Task{}
+		betaRun, betaTask := r.hubTaskRun(), r.hubTask()
+		forTheAPIServer(betaRun, ns, "")
+		forTheAPIServer(betaTask, ns, "")
+		if err := ConvertBetaTaskRunToHub(context.Background(), betaRun, v1Run); err != nil {
+			t.Fatal(err)
+		}
+		roundTrip(t, ns, fmt.Sprintf("v1-run-%d", i), v1Run, &v1Run.Status, pick[client.Object](r, &v1alpha1.TaskRun{}, &v1beta1.TaskRun{}), true)
+		if err := ConvertBetaTaskToHub(context.Background(), betaTask, v1Task); err != nil {
+			t.Fatal(err)
+		}
+		roundTrip(t, ns, fmt.Sprintf("v1-task-%d", i), v1Task, nil, pick[client.Object](r, &v1alpha1.Task{}, &v1beta1.Task{}), false)
 	}
 }
 
@@ -66,7 +85,7 @@ func roundTrip(t *testing.T, ns, name string, obj client.Object, status any, oth
 
 	mustGet(t, client.ObjectKeyFromObject(obj), other)
 	if err := env.Client.Update(ctx, other); err != nil {
-		t.Fatalf("writing %s back unchanged through %T: %v\n%s", name, other, err, jsonOf(t, other))
+		t.Fatalf("writing %s back unchanged through %T: %v\n%s\nstored: %s", name, other, err, jsonOf(t, other), before)
 	}
 	if hasStatus {
 		if err := env.Client.Status().Update(ctx, other); err != nil {

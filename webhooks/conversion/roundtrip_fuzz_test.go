@@ -2,8 +2,10 @@ package conversion
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
@@ -13,7 +15,8 @@ import (
 // release 3 added among them) convert to v1alpha1 and back unchanged on the
 // wire; and a v1alpha1 Task carrying stash as its conversion annotation,
 // whatever its bytes, converts to v1beta1 without error, to a Task that
-// itself round trips unchanged. Run it longer with
+// itself round trips unchanged. The same holds with v1 as the hub: random v1
+// objects through each spoke, and the stash read by either spoke into v1. Run it longer with
 // go test ./webhooks/conversion -run XXX -fuzz FuzzRoundTrip -fuzztime 60s.
 func FuzzRoundTrip(f *testing.F) {
 	f.Add(uint64(roundTripSeed), []byte(nil))
@@ -25,15 +28,18 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(uint64(6), []byte(`{"v1beta1":{"spec":{"results":[{"name":"digest"}],"steps":[{"name":"test","onError":"continue"}]}}}`))
 	f.Add(uint64(7), []byte(`{"v1beta1":{"spec":{"results":[{"name":"digest"},{"name":"digest","description":""}],"steps":[{"name":"build","onError":"sometimes"}]}}}`))
 	f.Add(uint64(8), []byte(`{"v1beta1":{"spec":{"results":{"name":"digest"}}}}`))
+	f.Add(uint64(9), []byte(`{"v1":{"spec":{"params":[{"name":"files","type":"array"}]}},"v1beta1":{"spec":{"params":[{"name":"files","default":"[\"a\"]"}]}}}`))
+	f.Add(uint64(10), []byte(`{"v1":{"spec":{"params":[{"name":"files","type":"object","properties":{"k":{}}},{"name":"files","type":"array"}]}}}`))
+	f.Add(uint64(11), []byte(`{"v1":{"spec":{"params":[{"name":"files","type":"map"}],"pending":"1h"}}}`))
 
 	f.Fuzz(func(t *testing.T, seed uint64, stash []byte) {
 		ctx := context.Background()
 		g := newObjectGenerator(seed)
 
 		task := g.hubTask()
-		checkHubRoundTrip(t, ctx, task, ConvertTaskFromHub, ConvertTaskToHub)
+		checkHubRoundTrip(t, ctx, task, ConvertBetaTaskToAlpha, ConvertAlphaTaskToBeta)
 		run := g.hubTaskRun()
-		checkHubRoundTrip(t, ctx, run, ConvertTaskRunFromHub, ConvertTaskRunToHub)
+		checkHubRoundTrip(t, ctx, run, ConvertBetaTaskRunToAlpha, ConvertAlphaTaskRunToBeta)
 
 		spoke := &v1alpha1.Task{ObjectMeta: g.meta(), Spec: v1alpha1.TaskSpec{Steps: []v1alpha1.Step{
 			{Name: "build", Image: "golang:1.26"}, {Name: "test", Image: "golang:1.26", Script: "go test ./..."}}}}
@@ -42,15 +48,48 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		spoke.Annotations[AnnotationConversionData] = string(stash)
 		hub := &v1beta1.Task{}
-		if err := ConvertTaskToHub(ctx, spoke, hub); err != nil {
+		if err := ConvertAlphaTaskToBeta(ctx, spoke, hub); err != nil {
 			t.Fatalf("converting a v1alpha1 Task with stash %q: %v", stash, err)
 		}
-		if _, ok := hub.Annotations[AnnotationConversionData]; ok {
-			t.Fatalf("the v1beta1 Task carries the conversion annotation")
+		if stash, ok := hub.Annotations[AnnotationConversionData]; ok {
+			// Since v1 is the hub, v1beta1 is a spoke: it may carry what only
+			// v1 expresses, never what it expresses itself.
+			var members map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(stash), &members); err != nil || len(members) != 1 || members["v1"] == nil {
+				t.Fatalf("the v1beta1 Task carries a conversion annotation other than v1's: %s", stash)
+			}
 		}
-		checkHubRoundTrip(t, ctx, throughJSON(t, hub), ConvertTaskFromHub, ConvertTaskToHub)
+		checkHubRoundTrip(t, ctx, throughJSON(t, hub), ConvertBetaTaskToAlpha, ConvertAlphaTaskToBeta)
+
+		// v1, the hub: random objects through each spoke, and a stash of
+		// any bytes read by both spokes into a v1 object that round trips.
+		v1Task, v1Run := g.v1Task(), g.v1TaskRun()
+		checkHubRoundTrip(t, ctx, v1Task, ConvertTaskFromHub, ConvertTaskToHub)
+		checkHubRoundTrip(t, ctx, v1Task, ConvertBetaTaskFromHub, ConvertBetaTaskToHub)
+		checkHubRoundTrip(t, ctx, v1Run, ConvertTaskRunFromHub, ConvertTaskRunToHub)
+		checkHubRoundTrip(t, ctx, v1Run, ConvertBetaTaskRunFromHub, ConvertBetaTaskRunToHub)
+		fromAlpha := &v1.Task{}
+		if err := ConvertTaskToHub(ctx, spoke, fromAlpha); err != nil {
+			t.Fatalf("converting a v1alpha1 Task with stash %q to v1: %v", stash, err)
+		}
+		beta := &v1beta1.Task{ObjectMeta: *spoke.ObjectMeta.DeepCopy(), Spec: v1beta1.TaskSpec{
+			Params: []v1beta1.ParamSpec{{Name: "files", Default: ptrTo(`["a"]`)}, {Name: "image", Default: ptrTo(`{"k":"v"}`)}},
+			Steps:  []v1beta1.Step{{Name: "build", Image: "golang:1.26"}}}}
+		fromBeta := &v1.Task{}
+		if err := ConvertBetaTaskToHub(ctx, beta, fromBeta); err != nil {
+			t.Fatalf("converting a v1beta1 Task with stash %q to v1: %v", stash, err)
+		}
+		for _, hub := range []*v1.Task{fromAlpha, fromBeta} {
+			if _, ok := hub.Annotations[AnnotationConversionData]; ok {
+				t.Fatalf("the v1 Task carries the conversion annotation")
+			}
+			checkHubRoundTrip(t, ctx, throughJSON(t, hub), ConvertTaskFromHub, ConvertTaskToHub)
+			checkHubRoundTrip(t, ctx, throughJSON(t, hub), ConvertBetaTaskFromHub, ConvertBetaTaskToHub)
+		}
 	})
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // checkHubRoundTrip converts hub to the spoke, through JSON, and back, and
 // fails t unless the result is hub on the wire.

@@ -31,19 +31,19 @@ const (
 func TestRoundTrips(t *testing.T) {
 	total, annotated := 0, 0
 	t.Run("Task hub-spoke-hub", func(t *testing.T) {
-		n, a := checkRoundTrips(t, 1, (*objectGenerator).hubTask, ConvertTaskFromHub, ConvertTaskToHub, spokeMayCarryAnnotation)
+		n, a := checkRoundTrips(t, 1, (*objectGenerator).hubTask, ConvertBetaTaskToAlpha, ConvertAlphaTaskToBeta, spokeMayCarryAnnotation)
 		total, annotated = total+n, annotated+a
 	})
 	t.Run("Task spoke-hub-spoke", func(t *testing.T) {
-		n, a := checkRoundTrips(t, 2, (*objectGenerator).spokeTask, ConvertTaskToHub, ConvertTaskFromHub, hubNeverCarriesAnnotation)
+		n, a := checkRoundTrips(t, 2, (*objectGenerator).spokeTask, ConvertAlphaTaskToBeta, ConvertBetaTaskToAlpha, hubNeverCarriesAnnotation)
 		total, annotated = total+n, annotated+a
 	})
 	t.Run("TaskRun hub-spoke-hub", func(t *testing.T) {
-		n, a := checkRoundTrips(t, 3, (*objectGenerator).hubTaskRun, ConvertTaskRunFromHub, ConvertTaskRunToHub, spokeMayCarryAnnotation)
+		n, a := checkRoundTrips(t, 3, (*objectGenerator).hubTaskRun, ConvertBetaTaskRunToAlpha, ConvertAlphaTaskRunToBeta, spokeMayCarryAnnotation)
 		total, annotated = total+n, annotated+a
 	})
 	t.Run("TaskRun spoke-hub-spoke", func(t *testing.T) {
-		n, a := checkRoundTrips(t, 4, (*objectGenerator).spokeTaskRun, ConvertTaskRunToHub, ConvertTaskRunFromHub, hubNeverCarriesAnnotation)
+		n, a := checkRoundTrips(t, 4, (*objectGenerator).spokeTaskRun, ConvertAlphaTaskRunToBeta, ConvertBetaTaskRunToAlpha, hubNeverCarriesAnnotation)
 		total, annotated = total+n, annotated+a
 	})
 	t.Logf("%d random objects converted there and back; %d middle objects needed the annotation", total, annotated)

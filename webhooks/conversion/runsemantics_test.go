@@ -83,12 +83,12 @@ func TestTaskRunSemanticsFields(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkFromHub(t, ConvertTaskFromHub, tc.hub, tc.spoke)
+			checkFromHub(t, ConvertBetaTaskToAlpha, tc.hub, tc.spoke)
 			want := tc.hub
 			if len(want.Spec.Results) == 0 {
 				want.Spec.Results = nil // empty is absent on the wire
 			}
-			checkToHub(t, ConvertTaskToHub, tc.spoke, want)
+			checkToHub(t, ConvertAlphaTaskToBeta, tc.spoke, want)
 		})
 	}
 }
@@ -156,8 +156,8 @@ func TestTaskRunRunSemanticsFields(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkFromHub(t, ConvertTaskRunFromHub, tc.hub, tc.spoke)
-			checkToHub(t, ConvertTaskRunToHub, throughJSON(t, tc.spoke), tc.hub)
+			checkFromHub(t, ConvertBetaTaskRunToAlpha, tc.hub, tc.spoke)
+			checkToHub(t, ConvertAlphaTaskRunToBeta, throughJSON(t, tc.spoke), tc.hub)
 		})
 	}
 }
@@ -206,7 +206,7 @@ func TestV1alpha1WritersKeepRunSemantics(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkToHub(t, ConvertTaskRunToHub, tc.spoke, tc.want)
+			checkToHub(t, ConvertAlphaTaskRunToBeta, tc.spoke, tc.want)
 		})
 	}
 }
@@ -233,8 +233,8 @@ func TestStepOnErrorFollowsItsName(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := &v1beta1.Task{}
-			if err := ConvertTaskToHub(t.Context(), tc.spoke, got); err != nil {
-				t.Fatalf("ConvertTaskToHub() error: %v", err)
+			if err := ConvertAlphaTaskToBeta(t.Context(), tc.spoke, got); err != nil {
+				t.Fatalf("ConvertAlphaTaskToBeta() error: %v", err)
 			}
 			if diff := cmp.Diff(tc.want, got.Spec.Steps); diff != "" {
 				t.Errorf("steps (-want +got):\n%s", diff)

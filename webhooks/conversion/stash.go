@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// AnnotationConversionData is the annotation on a v1alpha1 object that holds,
-// as JSON, the v1beta1 fields v1alpha1 cannot express, so that converting back
-// to v1beta1 loses nothing.
+// AnnotationConversionData is the annotation on a spoke's object (v1alpha1,
+// v1beta1) that holds, as JSON, the fields of the hub (v1) and of v1beta1
+// that the spoke cannot express, so that converting back loses nothing.
 const AnnotationConversionData = "minitask.dev/conversion-data"
 
 // AnnotationConversionDataOmitted replaces AnnotationConversionData on a
@@ -42,11 +42,20 @@ var stashOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), timeReading)
 var stashReadOptions = jsonv2.JoinOptions(stashOptions, jsonv1.ReportErrorsWithLegacySemantics(false))
 
 // conversionData is the annotation's JSON, read and written with
-// stashOptions. Its one key names the hub version
-// whose fields it holds, so that a later hub can still read what an older one
-// wrote; T mirrors that hub's own field paths (spec.params, ...).
-type conversionData[T any] struct {
-	V1beta1 T `json:"v1beta1,omitzero"`
+// stashOptions. Each key names the version whose fields it holds, at that
+// version's own paths (spec.params, ...), so that a later release can still
+// read what an earlier one wrote:
+//
+//   - v1beta1 (releases 2 to 4, and since): what v1alpha1 cannot express of
+//     v1beta1, on v1alpha1 objects only. Release 4 and before read this key
+//     alone, so v1alpha1 keeps everything v1beta1 expresses here.
+//   - v1 (release 5 and since): what neither spoke expresses of v1 (param
+//     types, timeouts.pending), on objects of either spoke.
+//
+// B is nothing (struct{}) on v1beta1 objects.
+type conversionData[B, V any] struct {
+	V1beta1 B `json:"v1beta1,omitzero"`
+	V1      V `json:"v1,omitzero"`
 }
 
 // emptyConversionData is what conversionData marshals to when nothing is lost.
@@ -56,7 +65,7 @@ const emptyConversionData = "{}"
 // nothing is lost. lost must hold nil, not empty, slices, so that when
 // nothing is lost it marshals to {}.
 func encodeStash[T any](lost T) (string, error) {
-	data, err := jsonv2.Marshal(conversionData[T]{V1beta1: lost}, stashOptions)
+	data, err := jsonv2.Marshal(lost, stashOptions)
 	if err != nil || string(data) == emptyConversionData {
 		return "", err
 	}
@@ -72,8 +81,8 @@ func stashLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost T
 	data, err := encodeStash(lost)
 	if err != nil {
 		// Our own types always marshal; should that ever change, the object
-		// still converts, only without what v1alpha1 cannot hold.
-		reviewLog(ctx).Error(err, "Cannot record fields v1alpha1 cannot express",
+		// still converts, only without what the spoke cannot hold.
+		reviewLog(ctx).Error(err, "Cannot record fields the spoke cannot express",
 			"namespace", meta.Namespace, "name", meta.Name)
 		setConversionAnnotations(meta, "", false)
 		return
@@ -170,7 +179,7 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 	if !ok {
 		return
 	}
-	var data conversionData[T]
+	var data T
 	// Read from the string itself: a copy as []byte would be as long.
 	if err := jsonv2.UnmarshalRead(strings.NewReader(value), &data, stashReadOptions); err != nil {
 		reviewLog(ctx).V(1).Info("Ignoring unparsable conversion annotation",
@@ -178,7 +187,7 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 			"annotation", AnnotationConversionData, "error", err.Error())
 		return
 	}
-	*lost = data.V1beta1
+	*lost = data
 }
 
 // nilIfEmpty returns nil for an empty slice, which JSON cannot tell from an

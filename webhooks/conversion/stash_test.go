@@ -35,8 +35,8 @@ func TestUnparsableAnnotationIsLoggedAtVerbosityOne(t *testing.T) {
 				ctx = withReview(t.Context(), logger, "0f6a3d52")
 			}
 			spoke := spokeRun().Annotation(AnnotationConversionData, `{"v1beta1":`).Obj()
-			if err := ConvertTaskRunToHub(ctx, spoke, &v1beta1.TaskRun{}); err != nil {
-				t.Fatalf("ConvertTaskRunToHub() error: %v", err)
+			if err := ConvertAlphaTaskRunToBeta(ctx, spoke, &v1beta1.TaskRun{}); err != nil {
+				t.Fatalf("ConvertAlphaTaskRunToBeta() error: %v", err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("log mismatch (-want +got):\n%s", diff)

@@ -3,11 +3,11 @@ package conversion
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
-	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
-// stepLostFields are the fields of one v1beta1 step that v1alpha1 cannot
+// stepLostFields are the fields of one v1 (and v1beta1) step that v1alpha1 cannot
 // express, stashed under the step's name. A v1alpha1 writer may reorder its
 // steps or edit their scripts and images; keyed by name, each step keeps
 // what it had, and a step removed or renamed loses it.
@@ -19,7 +19,7 @@ type stepLostFields struct {
 	Env              []corev1.EnvVar              `json:"env,omitempty"`
 	EnvFrom          []corev1.EnvFromSource       `json:"envFrom,omitempty"`
 	ComputeResources *corev1.ResourceRequirements `json:"computeResources,omitempty"`
-	OnError          v1beta1.OnError              `json:"onError,omitempty"`
+	OnError          v1.OnError                   `json:"onError,omitempty"`
 }
 
 // isEmpty reports whether the step has nothing v1alpha1 cannot express, so
@@ -31,7 +31,7 @@ func (s *stepLostFields) isEmpty() bool {
 
 // stepsFromHub returns the v1alpha1 steps of steps, field by field, and the
 // additions of those steps that have any, for the stash (nil when none has).
-func stepsFromHub(steps []v1beta1.Step) ([]v1alpha1.Step, []stepLostFields) {
+func stepsFromHub(steps []v1.Step) ([]v1alpha1.Step, []stepLostFields) {
 	if steps == nil {
 		return nil, nil
 	}
@@ -57,25 +57,18 @@ func stepsFromHub(steps []v1beta1.Step) ([]v1alpha1.Step, []stepLostFields) {
 	return spoke, lost
 }
 
-// stepsToHub returns the v1beta1 steps of steps, field by field, each with
-// the additions stashed under its name. The stash is indexed once, so that
+// stepsToHub returns the v1 steps of steps, field by field, each with
+// the additions stashed under its name. The stash is indexed once (firstByName), so that
 // merging stays linear in the number of steps.
-func stepsToHub(steps []v1alpha1.Step, stashed []stepLostFields) []v1beta1.Step {
+func stepsToHub(steps []v1alpha1.Step, stashed []stepLostFields) []v1.Step {
 	if steps == nil {
 		return nil
 	}
-	byName := make(map[string]*stepLostFields, len(stashed))
-	for i := range stashed {
-		// A forged stash may name a step twice; the first entry wins, as
-		// for any other list the stash holds by key.
-		if _, seen := byName[stashed[i].Name]; !seen {
-			byName[stashed[i].Name] = &stashed[i]
-		}
-	}
-	hub := make([]v1beta1.Step, len(steps))
+	byName := firstByName(stashed, func(s *stepLostFields) string { return s.Name })
+	hub := make([]v1.Step, len(steps))
 	for i := range steps {
 		step := &steps[i]
-		hub[i] = v1beta1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
+		hub[i] = v1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
 		if additions, ok := byName[step.Name]; ok {
 			hub[i].Command = additions.Command
 			hub[i].Args = additions.Args

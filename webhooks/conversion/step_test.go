@@ -76,7 +76,7 @@ func TestStepsFromHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkFromHub(t, ConvertTaskFromHub, tc.hub, tc.want)
+			checkFromHub(t, ConvertBetaTaskToAlpha, tc.hub, tc.want)
 		})
 	}
 }
@@ -163,7 +163,7 @@ func TestStepsToHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkToHub(t, ConvertTaskToHub, tc.spoke, tc.want)
+			checkToHub(t, ConvertAlphaTaskToBeta, tc.spoke, tc.want)
 		})
 	}
 }
@@ -178,7 +178,7 @@ func TestQuantitiesKeepTheirValue(t *testing.T) {
 			hub := hubTask().Steps(v1beta1.Step{Name: "build", Image: "golang:1.26", ComputeResources: &corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(text)}}}).Obj()
 			spoke := &v1alpha1.Task{}
-			if err := ConvertTaskFromHub(t.Context(), hub, spoke); err != nil {
+			if err := ConvertBetaTaskToAlpha(t.Context(), hub, spoke); err != nil {
 				t.Fatal(err)
 			}
 			wantStash := stash(`{"spec":{"steps":[{"name":"build","computeResources":{"requests":{"cpu":"` + canonical + `"}}}]}}`)
@@ -186,7 +186,7 @@ func TestQuantitiesKeepTheirValue(t *testing.T) {
 				t.Errorf("stash = %s, want %s", got, wantStash)
 			}
 			back := &v1beta1.Task{}
-			if err := ConvertTaskToHub(t.Context(), throughJSON(t, spoke), back); err != nil {
+			if err := ConvertAlphaTaskToBeta(t.Context(), throughJSON(t, spoke), back); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(hub, back); diff != "" {

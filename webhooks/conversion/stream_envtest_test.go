@@ -40,7 +40,7 @@ func testObjectOverTheStreamBoundThroughAPIServer(t *testing.T) {
 	stored := &v1beta1.Task{}
 	mustGet(t, client.ObjectKeyFromObject(hub), stored)
 	want := &v1alpha1.Task{}
-	if err := ConvertTaskFromHub(ctx, stored.DeepCopy(), want); err != nil {
+	if err := ConvertBetaTaskToAlpha(ctx, stored.DeepCopy(), want); err != nil {
 		t.Fatal(err)
 	}
 	spoke := &v1alpha1.Task{}

@@ -3,12 +3,15 @@ package conversion
 import (
 	"context"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
-// taskLostFields are the v1beta1 Task fields that v1alpha1 cannot express,
-// at their v1beta1 paths.
+// taskLostFields are the Task fields that v1beta1 expresses and v1alpha1
+// cannot, at their v1beta1 paths: the stash's v1beta1 section, which
+// releases 2 to 4 wrote and read. Its types are v1's where v1 and v1beta1
+// agree (the same JSON), and v1beta1's for params, whose defaults are text.
 type taskLostFields struct {
 	Spec taskSpecLostFields `json:"spec,omitzero"`
 }
@@ -17,56 +20,75 @@ type taskLostFields struct {
 // were, so that a stash written by release 2 reads unchanged; later
 // releases only add keys.
 type taskSpecLostFields struct {
-	Description string                         `json:"description,omitempty"`
-	Params      []v1beta1.ParamSpec            `json:"params,omitempty"`
-	Workspaces  []v1beta1.WorkspaceDeclaration `json:"workspaces,omitempty"`
+	Description string                    `json:"description,omitempty"`
+	Params      []v1beta1.ParamSpec       `json:"params,omitempty"`
+	Workspaces  []v1.WorkspaceDeclaration `json:"workspaces,omitempty"`
 	// Steps holds, by step name, only the steps with fields v1alpha1
 	// cannot express (command, args, workingDir, env, envFrom,
 	// computeResources, onError): see stepLostFields.
-	Steps   []stepLostFields            `json:"steps,omitempty"`
-	Results []v1beta1.ResultDeclaration `json:"results,omitempty"`
+	Steps   []stepLostFields       `json:"steps,omitempty"`
+	Results []v1.ResultDeclaration `json:"results,omitempty"`
 }
 
-// ConvertTaskToHub converts a v1alpha1 Task to v1beta1, restoring the fields
-// that an earlier conversion stashed in the conversion annotation. As in
-// Kubernetes' generated conversions, dst may share memory with src, which is
-// never changed.
-func ConvertTaskToHub(ctx context.Context, src *v1alpha1.Task, dst *v1beta1.Task) error {
+// taskV1Fields are the Task fields only v1 expresses: the stash's v1
+// section, on objects of either spoke.
+type taskV1Fields struct {
+	Spec taskSpecV1Fields `json:"spec,omitzero"`
+}
+
+type taskSpecV1Fields struct {
+	// Params holds, by name, the type and properties of each param that
+	// is not a plain string.
+	Params []paramTypeStash `json:"params,omitempty"`
+}
+
+// alphaTaskStash is the conversion annotation of a v1alpha1 Task.
+type alphaTaskStash = conversionData[taskLostFields, taskV1Fields]
+
+// ConvertTaskToHub converts a v1alpha1 Task to v1, restoring the fields
+// that an earlier conversion stashed in the conversion annotation, whichever
+// release wrote it. As in Kubernetes' generated conversions, dst may share
+// memory with src, which is never changed.
+func ConvertTaskToHub(ctx context.Context, src *v1alpha1.Task, dst *v1.Task) error {
 	dst.ObjectMeta = src.ObjectMeta
-	var lost taskLostFields
+	var lost alphaTaskStash
 	restoreLostFields(ctx, &dst.ObjectMeta, &lost)
 
-	dst.Spec = v1beta1.TaskSpec{
-		Description: lost.Spec.Description,
-		Params:      lost.Spec.Params,
-		Workspaces:  lost.Spec.Workspaces,
-		Results:     lost.Spec.Results,
-		Steps:       stepsToHub(src.Spec.Steps, lost.Spec.Steps),
+	dst.Spec = v1.TaskSpec{
+		Description: lost.V1beta1.Spec.Description,
+		Params:      paramSpecsToHub(lost.V1beta1.Spec.Params, lost.V1.Spec.Params),
+		Workspaces:  lost.V1beta1.Spec.Workspaces,
+		Results:     lost.V1beta1.Spec.Results,
+		Steps:       stepsToHub(src.Spec.Steps, lost.V1beta1.Spec.Steps),
 	}
 	return nil
 }
 
-// ConvertTaskFromHub converts a v1beta1 Task to v1alpha1, stashing the fields
+// ConvertTaskFromHub converts a v1 Task to v1alpha1, stashing the fields
 // v1alpha1 cannot express in the conversion annotation. As in Kubernetes'
 // generated conversions, dst may share memory with src, which is never changed.
-func ConvertTaskFromHub(ctx context.Context, src *v1beta1.Task, dst *v1alpha1.Task) error {
+func ConvertTaskFromHub(ctx context.Context, src *v1.Task, dst *v1alpha1.Task) error {
 	stashLostFields(ctx, &dst.ObjectMeta, taskFromHub(src, dst))
 	return nil
 }
 
 // taskFromHub sets dst to what v1alpha1 expresses of src and returns what it
 // cannot, for the stash.
-func taskFromHub(src *v1beta1.Task, dst *v1alpha1.Task) taskLostFields {
+func taskFromHub(src *v1.Task, dst *v1alpha1.Task) alphaTaskStash {
 	dst.ObjectMeta = src.ObjectMeta
 
 	steps, lostSteps := stepsFromHub(src.Spec.Steps)
 	dst.Spec = v1alpha1.TaskSpec{Steps: steps}
 
-	return taskLostFields{Spec: taskSpecLostFields{
-		Description: src.Spec.Description,
-		Params:      nilIfEmpty(src.Spec.Params),
-		Workspaces:  nilIfEmpty(src.Spec.Workspaces),
-		Steps:       lostSteps,
-		Results:     nilIfEmpty(src.Spec.Results),
-	}}
+	params, paramTypes := paramSpecsFromHub(nilIfEmpty(src.Spec.Params))
+	return alphaTaskStash{
+		V1beta1: taskLostFields{Spec: taskSpecLostFields{
+			Description: src.Spec.Description,
+			Params:      params,
+			Workspaces:  nilIfEmpty(src.Spec.Workspaces),
+			Steps:       lostSteps,
+			Results:     nilIfEmpty(src.Spec.Results),
+		}},
+		V1: taskV1Fields{Spec: taskSpecV1Fields{Params: paramTypes}},
+	}
 }

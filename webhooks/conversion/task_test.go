@@ -79,7 +79,7 @@ func TestConvertTaskFromHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkFromHub(t, ConvertTaskFromHub, tc.hub, tc.want)
+			checkFromHub(t, ConvertBetaTaskToAlpha, tc.hub, tc.want)
 		})
 	}
 }
@@ -147,7 +147,7 @@ func TestConvertTaskToHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkToHub(t, ConvertTaskToHub, tc.spoke, tc.want)
+			checkToHub(t, ConvertAlphaTaskToBeta, tc.spoke, tc.want)
 		})
 	}
 }

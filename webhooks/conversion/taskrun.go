@@ -6,13 +6,17 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// taskRunLostFields are the v1beta1 TaskRun fields that v1alpha1 cannot
-// express, at their v1beta1 paths.
+// taskRunLostFields are the TaskRun fields that v1beta1 expresses and
+// v1alpha1 cannot, at their v1beta1 paths: the stash's v1beta1 section,
+// which releases 2 to 4 wrote and read. Its types are v1's where v1 and
+// v1beta1 agree (the same JSON), and v1beta1's for params, whose values are
+// text, and the timeout, which v1 holds as timeouts.total.
 type taskRunLostFields struct {
 	Spec   taskRunSpecLostFields   `json:"spec,omitzero"`
 	Status taskRunStatusLostFields `json:"status,omitzero"`
@@ -22,45 +26,62 @@ type taskRunLostFields struct {
 // they were, so that a stash written by release 2 reads unchanged; later
 // releases only add keys.
 type taskRunSpecLostFields struct {
-	Params             []v1beta1.Param            `json:"params,omitempty"`
-	Timeout            *v1beta1.Duration          `json:"timeout,omitempty"`
-	Status             v1beta1.TaskRunSpecStatus  `json:"status,omitempty"`
-	Workspaces         []v1beta1.WorkspaceBinding `json:"workspaces,omitempty"`
-	ServiceAccountName string                     `json:"serviceAccountName,omitempty"`
+	Params             []v1beta1.Param       `json:"params,omitempty"`
+	Timeout            *v1.Duration          `json:"timeout,omitempty"`
+	Status             v1.TaskRunSpecStatus  `json:"status,omitempty"`
+	Workspaces         []v1.WorkspaceBinding `json:"workspaces,omitempty"`
+	ServiceAccountName string                `json:"serviceAccountName,omitempty"`
 	// PodTemplate is a pointer so that an empty template, {}, survives.
-	PodTemplate *v1beta1.PodTemplate `json:"podTemplate,omitempty"`
+	PodTemplate *v1.PodTemplate `json:"podTemplate,omitempty"`
 	// Retries and TTLSecondsAfterFinished are pointers so that 0 survives,
 	// apart from absent.
-	Retries                 *int32                `json:"retries,omitempty"`
-	RetryOn                 []v1beta1.RetryReason `json:"retryOn,omitempty"`
-	TTLSecondsAfterFinished *int32                `json:"ttlSecondsAfterFinished,omitempty"`
+	Retries                 *int32           `json:"retries,omitempty"`
+	RetryOn                 []v1.RetryReason `json:"retryOn,omitempty"`
+	TTLSecondsAfterFinished *int32           `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 type taskRunStatusLostFields struct {
 	// Conditions is the whole list, in order, whenever it is not exactly what
 	// the phase derives; the Succeeded condition in it is restored only while
 	// the phase still agrees with it.
-	Conditions []metav1.Condition  `json:"conditions,omitempty"`
-	Steps      []v1beta1.StepState `json:"steps,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Steps      []v1.StepState     `json:"steps,omitempty"`
 	// Results keep each value's pointer, so that an empty value survives.
-	Results  []v1beta1.RunResult `json:"results,omitempty"`
-	Attempts []v1beta1.Attempt   `json:"attempts,omitempty"`
+	Results  []v1.RunResult `json:"results,omitempty"`
+	Attempts []v1.Attempt   `json:"attempts,omitempty"`
 }
 
-// ConvertTaskRunToHub converts a v1alpha1 TaskRun to v1beta1, restoring the
-// fields that an earlier conversion stashed in the conversion annotation.
-// Where v1alpha1 expresses a field, its value wins over the stashed one. As
-// in Kubernetes' generated conversions, dst may share memory with src, which
-// is never changed.
-func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta1.TaskRun) error {
-	dst.ObjectMeta = src.ObjectMeta
-	var lost taskRunLostFields
-	restoreLostFields(ctx, &dst.ObjectMeta, &lost)
+// taskRunV1Fields are the TaskRun fields only v1 expresses: the stash's v1
+// section, on objects of either spoke.
+type taskRunV1Fields struct {
+	Spec taskRunSpecV1Fields `json:"spec,omitzero"`
+}
 
-	dst.Spec = v1beta1.TaskRunSpec{
-		TaskRef:                 v1beta1.TaskRef{Name: src.Spec.TaskRef},
-		Params:                  lost.Spec.Params,
-		Timeout:                 lost.Spec.Timeout,
+type taskRunSpecV1Fields struct {
+	// Params holds, by name, the type of each value that is not a string.
+	Params []valueTypeStash `json:"params,omitempty"`
+	// Pending is timeouts.pending.
+	Pending *v1.Duration `json:"pending,omitempty"`
+}
+
+// alphaTaskRunStash is the conversion annotation of a v1alpha1 TaskRun.
+type alphaTaskRunStash = conversionData[taskRunLostFields, taskRunV1Fields]
+
+// ConvertTaskRunToHub converts a v1alpha1 TaskRun to v1, restoring the
+// fields that an earlier conversion stashed in the conversion annotation,
+// whichever release wrote it. Where v1alpha1 expresses a field, its value
+// wins over the stashed one. As in Kubernetes' generated conversions, dst
+// may share memory with src, which is never changed.
+func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1.TaskRun) error {
+	dst.ObjectMeta = src.ObjectMeta
+	var stash alphaTaskRunStash
+	restoreLostFields(ctx, &dst.ObjectMeta, &stash)
+	lost := &stash.V1beta1
+
+	dst.Spec = v1.TaskRunSpec{
+		TaskRef:                 v1.TaskRef{Name: src.Spec.TaskRef},
+		Params:                  paramsToHub(lost.Spec.Params, stash.V1.Spec.Params),
+		Timeouts:                timeoutsToHub(lost.Spec.Timeout, stash.V1.Spec.Pending),
 		Status:                  lost.Spec.Status,
 		Workspaces:              lost.Spec.Workspaces,
 		ServiceAccountName:      lost.Spec.ServiceAccountName,
@@ -70,7 +91,7 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta
 		TTLSecondsAfterFinished: lost.Spec.TTLSecondsAfterFinished,
 	}
 	derived := runstate.ConditionFromPhase(src.Status.Phase, derivedTransitionTime(src))
-	dst.Status = v1beta1.TaskRunStatus{
+	dst.Status = v1.TaskRunStatus{
 		Conditions:     restoreConditions(lost.Status.Conditions, src.Status.Phase, derived),
 		PodName:        src.Status.PodName,
 		StartTime:      src.Status.StartTime,
@@ -82,31 +103,33 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1beta
 	return nil
 }
 
-// ConvertTaskRunFromHub converts a v1beta1 TaskRun to v1alpha1, stashing the
+// ConvertTaskRunFromHub converts a v1 TaskRun to v1alpha1, stashing the
 // fields v1alpha1 cannot express in the conversion annotation. As in
-// Kubernetes' generated conversions, dst may share memory with src, which is
-// never changed.
-func ConvertTaskRunFromHub(ctx context.Context, src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) error {
+// Kubernetes' generated conversions, dst may share memory with src, which
+// is never changed.
+func ConvertTaskRunFromHub(ctx context.Context, src *v1.TaskRun, dst *v1alpha1.TaskRun) error {
 	stashLostFields(ctx, &dst.ObjectMeta, taskRunFromHub(src, dst))
 	return nil
 }
 
 // taskRunFromHub sets dst to what v1alpha1 expresses of src and returns what
 // it cannot, for the stash.
-func taskRunFromHub(src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) taskRunLostFields {
+func taskRunFromHub(src *v1.TaskRun, dst *v1alpha1.TaskRun) alphaTaskRunStash {
 	dst.ObjectMeta = src.ObjectMeta
 	dst.Spec = v1alpha1.TaskRunSpec{TaskRef: src.Spec.TaskRef.Name}
 	dst.Status = v1alpha1.TaskRunStatus{
-		Phase:      runstate.PhaseFromCondition(apimeta.FindStatusCondition(src.Status.Conditions, v1beta1.ConditionSucceeded)),
+		Phase:      runstate.PhaseFromCondition(apimeta.FindStatusCondition(src.Status.Conditions, v1.ConditionSucceeded)),
 		PodName:    src.Status.PodName,
 		StartTime:  src.Status.StartTime,
 		FinishTime: src.Status.CompletionTime,
 	}
 
+	params, valueTypes := paramsFromHub(nilIfEmpty(src.Spec.Params))
+	total, pending := timeoutsFromHub(src.Spec.Timeouts)
 	lost := taskRunLostFields{
 		Spec: taskRunSpecLostFields{
-			Params:                  nilIfEmpty(src.Spec.Params),
-			Timeout:                 src.Spec.Timeout,
+			Params:                  params,
+			Timeout:                 total,
 			Status:                  src.Spec.Status,
 			Workspaces:              nilIfEmpty(src.Spec.Workspaces),
 			ServiceAccountName:      src.Spec.ServiceAccountName,
@@ -125,7 +148,22 @@ func taskRunFromHub(src *v1beta1.TaskRun, dst *v1alpha1.TaskRun) taskRunLostFiel
 	if !conditionsAreDerived(src.Status.Conditions, derived) {
 		lost.Status.Conditions = src.Status.Conditions
 	}
-	return lost
+	return alphaTaskRunStash{
+		V1beta1: lost,
+		V1:      taskRunV1Fields{Spec: taskRunSpecV1Fields{Params: valueTypes, Pending: pending}},
+	}
+}
+
+// timeoutsToHub is v1's timeouts of a spoke's timeout and the stashed
+// pending one.
+func timeoutsToHub(total, pending *v1.Duration) v1.Timeouts {
+	return v1.Timeouts{Total: total, Pending: pending}
+}
+
+// timeoutsFromHub splits v1's timeouts into what a spoke's timeout holds
+// and what the stash does.
+func timeoutsFromHub(timeouts v1.Timeouts) (total, pending *v1.Duration) {
+	return timeouts.Total, timeouts.Pending
 }
 
 // conditionsAreDerived reports whether conditions are exactly what converting
@@ -165,7 +203,7 @@ func restoreConditions(stashed []metav1.Condition, phase v1alpha1.TaskRunPhase, 
 	for i := range stashed {
 		c := &stashed[i]
 		// Only the first Succeeded condition is the one the phase came from.
-		if c.Type != v1beta1.ConditionSucceeded || sawSucceeded {
+		if c.Type != v1.ConditionSucceeded || sawSucceeded {
 			conditions = append(conditions, *c)
 			continue
 		}

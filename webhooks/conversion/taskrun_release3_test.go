@@ -75,8 +75,8 @@ func TestTaskRunRelease3Fields(t *testing.T) {
 			if tc.stash != "" {
 				want.Annotation(stashed(tc.stash))
 			}
-			checkFromHub(t, ConvertTaskRunFromHub, tc.hub, want.Obj())
-			checkToHub(t, ConvertTaskRunToHub, want.Obj(), tc.hub)
+			checkFromHub(t, ConvertBetaTaskRunToAlpha, tc.hub, want.Obj())
+			checkToHub(t, ConvertAlphaTaskRunToBeta, want.Obj(), tc.hub)
 		})
 	}
 }
@@ -112,7 +112,7 @@ func TestTaskRunStashCompatibility(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkToHub(t, ConvertTaskRunToHub, tc.spoke, tc.want)
+			checkToHub(t, ConvertAlphaTaskRunToBeta, tc.spoke, tc.want)
 		})
 	}
 }

@@ -160,7 +160,7 @@ func TestConvertTaskRunFromHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkFromHub(t, ConvertTaskRunFromHub, tc.hub, tc.want)
+			checkFromHub(t, ConvertBetaTaskRunToAlpha, tc.hub, tc.want)
 		})
 	}
 }
@@ -260,7 +260,7 @@ func TestConvertTaskRunToHub(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			checkToHub(t, ConvertTaskRunToHub, tc.spoke, tc.want)
+			checkToHub(t, ConvertAlphaTaskRunToBeta, tc.spoke, tc.want)
 		})
 	}
 }

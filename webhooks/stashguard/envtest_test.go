@@ -43,6 +43,8 @@ func TestThroughAPIServer(t *testing.T) {
 		"a Task at the CRD's limits passes the match condition": testMaximalTaskPassesTheMatchCondition,
 		"writes of issue 15's fields":                           testRunSemanticsWrites,
 		"forged stashes of issue 15's fields are refused":       testForgedRunSemanticsStash,
+		"v1 writes read in every version":                       testV1WritesReadInEveryVersion,
+		"what only release 6 can run is refused":                testRelease6FieldsAreRefused,
 	} {
 		t.Run(name, test)
 	}

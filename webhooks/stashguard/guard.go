@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	kjson "sigs.k8s.io/json"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
@@ -25,17 +26,24 @@ type object[T any] interface {
 	client.Object
 }
 
-// guard judges the writes of one kind (H its v1beta1 type, S its v1alpha1
-// one) that reach it through its webhook's match conditions: every v1alpha1
-// write, and v1beta1 writes big enough that their v1alpha1 annotations
+// guard judges the writes of one kind (H its v1beta1 type, the storage
+// version, S its v1alpha1 one) that reach it through its webhook's match
+// conditions: every v1alpha1 and v1 write, and v1beta1 writes that carry a
+// conversion annotation or are big enough that their v1alpha1 annotations
 // might pass the API server's limit. With matchPolicy Exact it receives
-// each object in the version it was written, oldObject as the v1alpha1
-// client saw it included, and converts with the functions the API server's
-// conversion calls.
+// each object in the version it was written, oldObject as the client saw
+// it included, and converts with the functions the API server's conversion
+// calls, to what would be stored.
 type guard[H, S any, PH object[H], PS object[S]] struct {
 	kind  string
 	rules *hubRules
+	// toHub converts a v1alpha1 object to its storage form (through v1,
+	// as the API server's conversion does).
 	toHub func(context.Context, PS, PH) error
+	// fromV1 decodes a v1 object and converts it to its storage form.
+	fromV1 func(context.Context, []byte) (PH, error)
+	// release6 lists what of a storage form only release 6 can run.
+	release6 func(context.Context, PH) field.ErrorList
 	// stashed names the fields the stash carries, for messages.
 	stashed string
 }
@@ -53,7 +61,9 @@ func (g *guard[H, S, PH, PS]) Handle(ctx context.Context, req admission.Request)
 	case v1alpha1.GroupVersion.Version:
 		errs = g.judgeSpokeWrite(ctx, req)
 	case v1beta1.GroupVersion.Version:
-		errs = g.judgeHubWrite(req)
+		errs = g.judgeHubWrite(ctx, req)
+	case v1.GroupVersion.Version:
+		errs = g.judgeV1Write(ctx, req)
 	default:
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("unknown version %q of %s", req.Kind.Version, g.kind))
 	}
@@ -110,6 +120,39 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		errs = append(errs, g.checkStatusUnchanged(obj, old)...)
 		errs = append(errs, g.checkSize(hub, nil)...)
 	}
+	return append(errs, g.checkRelease6(ctx, hub, oldHub)...)
+}
+
+// checkRelease6 refuses what only release 6 can run, unless the object held
+// it already (old, when not nil): a release 6 object after a rollback to
+// release 5 can still be labelled, cancelled or deleted through any version.
+func (g *guard[H, S, PH, PS]) checkRelease6(ctx context.Context, obj, old PH) field.ErrorList {
+	errs := g.release6(ctx, obj)
+	if len(errs) > 0 && old != nil && len(g.release6(ctx, old)) > 0 {
+		return nil
+	}
+	return errs
+}
+
+// judgeV1Write refuses a v1 write of what only release 6 can run, and one
+// that takes the object's v1alpha1 annotations past the API server's limit.
+// The API server applies v1's own rules; what is stored is its v1beta1
+// form.
+func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Request) field.ErrorList {
+	stored, err := g.fromV1(ctx, req.Object.Raw)
+	if err != nil {
+		return field.ErrorList{g.undecodable(err)}
+	}
+	var old PH
+	if req.Operation == admissionv1.Update {
+		if old, err = g.fromV1(ctx, req.OldObject.Raw); err != nil {
+			old = nil
+		}
+	}
+	errs := g.checkRelease6(ctx, stored, old)
+	if req.SubResource != "status" {
+		errs = append(errs, g.checkSize(stored, old)...)
+	}
 	return errs
 }
 
@@ -119,7 +162,11 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 // no typed decode takes: its v1alpha1 form is passed through as stored,
 // with no stash. Status writes never reach it (match conditions): the
 // controller must always be able to record how a run ends.
-func (g *guard[H, S, PH, PS]) judgeHubWrite(req admission.Request) field.ErrorList {
+//
+// A v1beta1 write that carries a conversion annotation is judged by what
+// the annotation restores: what only release 6 can run is refused, and so
+// is text that no longer parses as the type the annotation gives it.
+func (g *guard[H, S, PH, PS]) judgeHubWrite(ctx context.Context, req admission.Request) field.ErrorList {
 	hub := PH(new(H))
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, hub); err != nil {
 		return nil
@@ -130,6 +177,9 @@ func (g *guard[H, S, PH, PS]) judgeHubWrite(req admission.Request) field.ErrorLi
 		if err := kjson.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, old); err != nil {
 			old = nil
 		}
+	}
+	if errs := append(conversion.CheckStashedTypes(hub), g.checkRelease6(ctx, hub, old)...); len(errs) > 0 {
+		return errs
 	}
 	return g.checkSize(hub, old)
 }

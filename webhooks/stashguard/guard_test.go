@@ -28,9 +28,7 @@ func newRunGuard(t *testing.T) admission.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun]{
-		kind: "TaskRun", rules: rules, toHub: conversion.ConvertTaskRunToHub, stashed: "its fields",
-	}
+	return newTaskRunGuard(rules)
 }
 
 // request is an AdmissionRequest as the API server sends it with

@@ -1,0 +1,69 @@
+package conversion
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+)
+
+// TestConfigMapSourceWithNameHasEveryField holds configMapSourceWithName
+// to core/v1's ConfigMapVolumeSource: the same JSON names, so that a field
+// core/v1 adds is not dropped from conversion's answers.
+func TestConfigMapSourceWithNameHasEveryField(t *testing.T) {
+	jsonNames := func(typ reflect.Type) []string {
+		var names []string
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if f.Anonymous {
+				names = append(names, jsonNamesOf(f.Type)...)
+				continue
+			}
+			names = append(names, strings.Split(f.Tag.Get("json"), ",")[0])
+		}
+		return names
+	}
+	want := jsonNames(reflect.TypeOf(corev1.ConfigMapVolumeSource{}))
+	if diff := cmp.Diff(want, jsonNames(reflect.TypeOf(configMapSourceWithName{}))); diff != "" {
+		t.Errorf("configMapSourceWithName's fields (-core/v1 +ours):\n%s", diff)
+	}
+}
+
+func jsonNamesOf(typ reflect.Type) []string {
+	var names []string
+	for i := range typ.NumField() {
+		names = append(names, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
+	}
+	return names
+}
+
+// TestAnswersKeepDefaultedNames: a converted run writes an empty configMap
+// name and imagePullSecrets name, as the schema defaults them, and every
+// other field as before.
+func TestAnswersKeepDefaultedNames(t *testing.T) {
+	run := &v1.TaskRun{Spec: v1.TaskRunSpec{
+		TaskRef: v1.TaskRef{Name: "t"},
+		Workspaces: []v1.WorkspaceBinding{
+			{Name: "a", ConfigMap: &corev1.ConfigMapVolumeSource{Optional: ptrTo(false), Items: []corev1.KeyToPath{{Key: "k", Path: "p"}}}},
+			{Name: "b", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}},
+		},
+		PodTemplate: &v1.PodTemplate{ImagePullSecrets: []corev1.LocalObjectReference{{}, {Name: "registry"}}},
+	}}
+	out, err := encodeObject(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"name":"a","configMap":{"name":"","items":[{"key":"k","path":"p"}],"optional":false}}`,
+		`{"name":"b","configMap":{"name":"settings"}}`,
+		`"imagePullSecrets":[{"name":""},{"name":"registry"}]`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("answer %s lacks %s", out, want)
+		}
+	}
+}
