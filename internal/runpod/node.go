@@ -8,19 +8,14 @@ import (
 // to a node whose kubelet has not ended it. What the node says is
 // internal/nodefault's; what the run does of it, the controller's.
 
-// reasonDeletionByPodGC is the reason of the DisruptionTarget condition that
-// the Pod garbage collector gives a Pod it fails, then deletes, because the
-// Pod's node is gone (or, for a Pod being deleted, out of service): no
-// kubelet saw that Pod end.
-const reasonDeletionByPodGC = "DeletionByPodGC"
-
 // JudgedByNode returns the node that pod is bound to, and whether that
 // node's health decides what became of the Pod: the Pod has not ended by
 // its kubelet's word. That is a Pod Pending or Running (being deleted or
-// not), whose kubelet may have gone silent, and a Pod the Pod garbage
-// collector failed (reasonDeletionByPodGC), whose steps no kubelet saw end.
-// A Pod that succeeded, or that its kubelet failed, ended where it ran, and
-// says so itself; a Pod on no node has no node to judge it.
+// not), whose kubelet may have gone silent, and a Pod failed with no word
+// of its kubelet (failedUnseen): the Pod garbage collector fails the Pods of
+// a node deleted or out of service before it deletes them. A Pod that
+// succeeded, or that its kubelet failed, ended where it ran, and says so
+// itself; a Pod on no node has no node to judge it.
 func JudgedByNode(pod *corev1.Pod) (string, bool) {
 	if pod == nil || pod.Spec.NodeName == "" {
 		return "", false
@@ -29,11 +24,29 @@ func JudgedByNode(pod *corev1.Pod) (string, bool) {
 	case corev1.PodSucceeded:
 		return "", false
 	case corev1.PodFailed:
-		if c := disruption(pod); c == nil || c.Reason != reasonDeletionByPodGC {
+		if !failedUnseen(pod) {
 			return "", false
 		}
 	}
 	return pod.Spec.NodeName, true
+}
+
+// failedUnseen reports whether pod, Failed, was failed by the control plane
+// rather than its kubelet: a kubelet fails a Pod for a reason of the Pod's
+// (Evicted, DeadlineExceeded, ...) or for a container that exited non-zero,
+// and the Pod garbage collector sets the phase alone.
+func failedUnseen(pod *corev1.Pod) bool {
+	if pod.Status.Reason != "" {
+		return false
+	}
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range statuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // disruption returns pod's DisruptionTarget condition if it holds, nil if

@@ -45,10 +45,15 @@ func TestJudgedByNode(t *testing.T) {
 		"being deleted":                {deleting, true},
 		"evicted by a NoExecute taint": {evictedByTaintManager, true},
 		"failed by the Pod GC":         {failedByPodGC(withStatus(pod, status().Running(1).Obj())), true},
-		"succeeded":                    {withStatus(pod, status().Succeeded().Obj()), false},
-		"a step failed":                {withStatus(pod, status().StepFailed(1, 3).Obj()), false},
-		"evicted by its kubelet":       {withStatus(pod, status().Evicted(0, "The node was low on resource: memory.").Obj()), false},
-		"stopped at its deadline":      {withStatus(pod, status().DeadlineExceeded(0).Obj()), false},
+		"failed by the Pod GC, no condition": {withStatus(pod, func() corev1.PodStatus {
+			st := status().Running(1).Obj()
+			st.Phase = corev1.PodFailed
+			return st
+		}()), true},
+		"succeeded":               {withStatus(pod, status().Succeeded().Obj()), false},
+		"a step failed":           {withStatus(pod, status().StepFailed(1, 3).Obj()), false},
+		"evicted by its kubelet":  {withStatus(pod, status().Evicted(0, "The node was low on resource: memory.").Obj()), false},
+		"stopped at its deadline": {withStatus(pod, status().DeadlineExceeded(0).Obj()), false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
