@@ -48,6 +48,16 @@ func (r *TaskRunReconciler) endOrRetry(ctx context.Context, s *runScope) error {
 		// A run cancelled or timed out is not retried: the failure stands,
 		// as a Pod's outcome does once it has ended.
 		if !retries(s.run, s.outcome) || runstate.CancelRequested(s.run) || s.timedOut() {
+			return r.stopPodOnLostNode(ctx, s)
+		}
+		if s.node.Lost() && !s.node.Fenced {
+			// The lost Pod may still run: the next attempt's would run
+			// beside it. The run waits, its Pod left to the taint
+			// manager's eviction, for the Pod to be fenced or gone; the
+			// Node's or the Pod's watch event brings it back.
+			s.outcome, s.waitsForFence = s.waitForFence(s.outcome), true
+			log.FromContext(ctx).Info("TaskRun attempt lost with its node; waiting for its Pod to be fenced before the next attempt",
+				"attempt", len(s.run.Status.Attempts)+1, "pod", s.podName, "node", s.node.Node, "fault", s.node.Fault)
 			return nil
 		}
 		if err := r.stopAttemptPod(ctx, s); err != nil {
