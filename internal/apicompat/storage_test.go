@@ -9,7 +9,7 @@ import (
 )
 
 // TestStorageTrain moves the TaskRun's storage version the ways a release
-// could, against release-4 (today's CRDs, the newest frozen release): a
+// could, against release-4 (today's CRDs without v1, the newest frozen release): a
 // version must be served for a release before it is stored, and stay served
 // for a release after storage has moved off it.
 func TestStorageTrain(t *testing.T) {
@@ -91,7 +91,7 @@ func TestStorageTrain(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			release, current := todaysCRDs(t), todaysCRDs(t)
+			release, current := release4CRDs(t), release4CRDs(t)
 			if tc.editRelease != nil {
 				tc.editRelease(release)
 			}
@@ -122,7 +122,7 @@ func TestStorageTrain(t *testing.T) {
 // older one served.
 func TestStorageTrainUsesTheNewestRelease(t *testing.T) {
 	withV1 := func(t *testing.T) CRDSet {
-		s := todaysCRDs(t)
+		s := release4CRDs(t)
 		addV1(s[taskRuns], false)
 		return s
 	}
@@ -130,13 +130,13 @@ func TestStorageTrainUsesTheNewestRelease(t *testing.T) {
 		older, newest func(*testing.T) CRDSet
 		want          []Problem
 	}{
-		"served by the newest only": {older: todaysCRDs, newest: withV1},
-		"served by an older release only": {older: withV1, newest: todaysCRDs,
+		"served by the newest only": {older: release4CRDs, newest: withV1},
+		"served by an older release only": {older: withV1, newest: release4CRDs,
 			want: []Problem{{Release: "release-4", CRD: taskRuns, Version: "v1", Kind: StorageNotServedBefore}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			current := todaysCRDs(t)
+			current := release4CRDs(t)
 			addV1(current[taskRuns], true)
 			releases := []Release{
 				{Name: "release-2", Version: "v0.2.0", CRDs: tc.older(t)},
@@ -163,4 +163,15 @@ func addV1(crd *apiextensionsv1.CustomResourceDefinition, storage bool) *apiexte
 	}
 	crd.Spec.Versions = append(crd.Spec.Versions, *v1)
 	return version(crd, "v1")
+}
+
+// release4CRDs are today's CRDs as release 4 had them: without v1, which
+// the cases add as they need it (addV1).
+func release4CRDs(t *testing.T) CRDSet {
+	t.Helper()
+	s := todaysCRDs(t)
+	for _, crd := range s {
+		removeVersion(crd, "v1")
+	}
+	return s
 }

@@ -70,22 +70,6 @@ var release2Outcomes = map[string]string{
 // as release 2 named them, RUN-pod.
 var release2RunningPods = []string{r2Running + "-pod", r2aRunning + "-pod"}
 
-// upgradeToRelease2 installs release 2's CRDs and webhook configuration and
-// starts its manager. before are the objects already there, which must read
-// the same with release 2's CRDs while its manager is not yet started; the
-// runs in flight among them must get a Pod, and those of runningPods must
-// still run as it starts.
-func (r *rehearsal) upgradeToRelease2(before views, inFlight map[string]bool, runningPods ...string) {
-	tree, bin := release2.build(r.t)
-	install := renderRelease(r.t, r.c, tree, release2.crds())
-	r.kubectl("apply", "--server-side", "-f", install)
-	r.kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/tasks.minitask.dev", "crd/taskruns.minitask.dev")
-	r.checkViewsUnchanged(before, "after installing release 2's CRDs")
-	r.checkStillRunning(runningPods...)
-	r.recordPods(inFlight)
-	r.m = startManagerBinary(r.t, r.c, bin)
-}
-
 // createRelease2Objects writes release 2's Tasks and runs while its manager
 // runs, waits until each has reached its phase, then stops release 2's
 // controller (its webhooks serve on) and writes the runs that no controller
@@ -126,24 +110,43 @@ func (r *rehearsal) createRelease2Objects() views {
 
 	// Release 2's controller stops; its webhooks serve on, so that runs
 	// are written through both versions that no controller has seen.
-	r.m.stop()
-	_, bin := release2.build(t)
-	r.m = startManagerBinary(t, r.c, bin, "--enable-controller=false")
+	r.stopController()
 	create(t, r.c, wrappers.TaskRun(ns, r2New, "r2-greet").Param("name", "nia").Obj(), wrappers.V1alpha1TaskRun(ns, r2aNew, "r2a-build").Obj())
 
 	before := r.readViews()
+	r.checkFinishedOutcomes(before, release2Outcomes, release2InFlight, "release 2")
+	return before
+}
+
+// checkFinishedOutcomes checks, before an upgrade or a rollback from
+// release, that each run of outcomes but those in flight has ended as
+// outcomes says, in before; it stops the test otherwise: the rehearsal
+// would prove nothing of the runs that were to be finished.
+func (r *rehearsal) checkFinishedOutcomes(before views, outcomes map[string]string, inFlight map[string]bool, release string) {
 	got := map[string]string{}
-	for name := range release2Outcomes {
-		if !release2InFlight[name] {
+	for name := range outcomes {
+		if !inFlight[name] {
 			got[name] = outcome(before.betaRuns[name])
 		}
 	}
-	want := maps.Clone(release2Outcomes)
-	maps.DeleteFunc(want, func(name, _ string) bool { return release2InFlight[name] })
+	want := maps.Clone(outcomes)
+	maps.DeleteFunc(want, func(name, _ string) bool { return inFlight[name] })
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("outcomes of release 2's finished runs under release 2 (-want +got):\n%s", diff)
+		r.t.Fatalf("outcomes of %s's finished runs under %s (-want +got):\n%s", release, release, diff)
 	}
-	return before
+}
+
+// checkRunsFinished waits until every run of outcomes has finished, and
+// checks that each ended as outcomes says.
+func (r *rehearsal) checkRunsFinished(outcomes map[string]string, timeout time.Duration, when string) {
+	got := waitFinished(r.t, r.c, timeout, slices.Collect(maps.Keys(outcomes))...)
+	ended := map[string]string{}
+	for name := range outcomes {
+		ended[name] = outcome(got[name])
+	}
+	if diff := cmp.Diff(outcomes, ended); diff != "" {
+		r.t.Errorf("outcomes of the runs %s (-want +got):\n%s", when, diff)
+	}
 }
 
 // waitReason waits until each named run's Succeeded condition has the reason.
@@ -170,14 +173,7 @@ func (r *rehearsal) waitReason(want map[string]v1beta1.TaskRunReason) {
 func (r *rehearsal) checkRelease2Objects(before views, inFlight map[string]bool) {
 	t := r.t
 	create(t, r.c, wrappers.Task(ns, r2LaterTask).Step("say", "alpine:3", "echo later").Obj())
-	got := waitFinished(t, r.c, 2*release2RunningSeconds*time.Second, slices.Collect(maps.Keys(release2Outcomes))...)
-	outcomes := map[string]string{}
-	for name := range release2Outcomes {
-		outcomes[name] = outcome(got[name])
-	}
-	if diff := cmp.Diff(release2Outcomes, outcomes); diff != "" {
-		t.Errorf("outcomes of release 2's runs (-want +got):\n%s", diff)
-	}
+	r.checkRunsFinished(release2Outcomes, 2*release2RunningSeconds*time.Second, "of release 2, after the upgrade")
 	waitFinished(t, r.c, 2*runningSeconds*time.Second, slices.Collect(maps.Keys(inFlight))...)
 	r.checkViewsKept(before, inFlight, "after the upgrade from release 2")
 }

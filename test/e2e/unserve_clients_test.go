@@ -35,7 +35,7 @@ func (u *unserving) checkClients(stage string) {
 	u.checkV1alpha1NotFound()
 	u.checkV1beta1Writes(stage)
 	u.checkPlugin(stage)
-	u.checkManagerLog(stage)
+	u.checkManagerLog("with v1alpha1 " + stage)
 }
 
 // checkV1alpha1NotFound checks what v1alpha1 clients get: a 404 for a
@@ -178,18 +178,18 @@ func (u *unserving) checkPlugin(stage string) {
 	}
 }
 
-// checkManagerLog checks that the manager has logged no error since it last
-// started.
-func (u *unserving) checkManagerLog(stage string) {
-	b, err := os.ReadFile(u.m.logPath)
+// checkManagerLog checks that the manager running now has logged no error
+// since it last started.
+func (r *rehearsal) checkManagerLog(when string) {
+	b, err := os.ReadFile(r.m.logPath)
 	if err != nil {
-		u.t.Fatal(err)
+		r.t.Fatal(err)
 	}
 	log := string(b)
 	log = log[strings.LastIndex(log, "=== e2e: manager start"):]
 	for _, line := range strings.Split(log, "\n") {
 		if strings.Contains(line, "\tERROR\t") {
-			u.t.Errorf("the manager logged an error with v1alpha1 %s: %s", stage, line)
+			r.t.Errorf("the manager logged an error %s: %s", when, line)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
+	minitaskv1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -50,7 +49,7 @@ func TestUnserveV1alpha1(t *testing.T) {
 	delete(before.betaRuns, runAcross)
 	u.applyCRDs(unserveV1alpha1)
 	u.restartManager()
-	u.waitNoV1alpha1ManagedFields()
+	u.waitNoManagedFieldsNaming(v1alpha1.GroupVersion.String())
 	u.checkViewsKept(before, nil, "after v1alpha1 was unserved and the migration ran")
 	u.checkClients("unserved")
 	u.lap("v1alpha1 unserved")
@@ -63,7 +62,7 @@ func TestUnserveV1alpha1(t *testing.T) {
 	u.applyCRDs(removeV1alpha1)
 	u.checkApplyFailsOn(controlTask)
 	u.restartManager()
-	u.waitNoV1alpha1ManagedFields()
+	u.waitNoManagedFieldsNaming(v1alpha1.GroupVersion.String())
 	u.checkClients("removed")
 	u.lap("v1alpha1 removed")
 
@@ -135,29 +134,10 @@ func (u *unserving) writeThroughV1alpha1() {
 	}
 }
 
-// manifestFile writes objs as a YAML stream into a file of the test's and
-// returns its path.
-func (u *unserving) manifestFile(name string, objs ...map[string]any) string {
-	u.t.Helper()
-	docs := make([]string, len(objs))
-	for i, obj := range objs {
-		b, err := yaml.Marshal(obj)
-		if err != nil {
-			u.t.Fatal(err)
-		}
-		docs[i] = string(b)
-	}
-	path := filepath.Join(u.t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
-		u.t.Fatal(err)
-	}
-	return path
-}
-
 // kindOf is the kind of a minitask object.
 func kindOf(obj client.Object) string {
 	switch obj.(type) {
-	case *v1alpha1.Task, *v1beta1.Task:
+	case *v1alpha1.Task, *v1beta1.Task, *minitaskv1.Task:
 		return "Task"
 	default:
 		return "TaskRun"
@@ -271,27 +251,35 @@ const managedFieldsJSONPath = `jsonpath={range .items[*]}{.kind}/{.metadata.name
 // managedFieldsJSONPath and returns the lines that name minitask.dev/v1alpha1.
 func (u *unserving) v1alpha1ManagedFields() []string {
 	u.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := u.c.runKubectl(ctx, "get", "tasks.v1beta1.minitask.dev,taskruns.v1beta1.minitask.dev", "-A",
+	return u.managedFieldsNaming(v1alpha1.GroupVersion.String())
+}
+
+// managedFieldsNaming runs docs/upgrading.md's command with
+// managedFieldsJSONPath and returns the lines with an entry that names
+// apiVersion (minitask.dev/v1 is not minitask.dev/v1beta1).
+func (r *rehearsal) managedFieldsNaming(apiVersion string) []string {
+	r.t.Helper()
+	out := r.kubectl("get", "tasks.v1beta1.minitask.dev,taskruns.v1beta1.minitask.dev", "-A",
 		"--show-managed-fields", "-o", managedFieldsJSONPath)
-	if err != nil {
-		u.t.Fatalf("listing managedFields: %v\n%s", err, out)
-	}
 	var named []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if strings.Contains(line, "minitask.dev/v1alpha1") {
-			named = append(named, line)
+		_, entries, _ := strings.Cut(line, ":")
+		for _, entry := range strings.Fields(entries) {
+			if strings.HasSuffix(entry, "="+apiVersion) {
+				named = append(named, line)
+				break
+			}
 		}
 	}
 	return named
 }
 
-// waitNoV1alpha1ManagedFields waits until the restarted manager's storage
-// migration has dropped every managedFields entry that names v1alpha1.
-func (u *unserving) waitNoV1alpha1ManagedFields() {
-	waitFor(u.t, time.Minute, "no managedFields entry to name v1alpha1", func(context.Context) error {
-		if named := u.v1alpha1ManagedFields(); len(named) > 0 {
+// waitNoManagedFieldsNaming waits until the storage migration of the
+// manager running now has dropped every managedFields entry that names
+// apiVersion.
+func (r *rehearsal) waitNoManagedFieldsNaming(apiVersion string) {
+	waitFor(r.t, time.Minute, "no managedFields entry to name "+apiVersion, func(context.Context) error {
+		if named := r.managedFieldsNaming(apiVersion); len(named) > 0 {
 			return fmt.Errorf("still named by:\n%s", strings.Join(named, "\n"))
 		}
 		return nil

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
@@ -31,7 +34,7 @@ import (
 // v1beta1. Then v1beta1 objects are written to through v1alpha1.
 func TestUpgradeFromFirstRelease(t *testing.T) {
 	t.Parallel()
-	r := newRehearsal(t, "upgrade")
+	r := newRehearsal(t, "upgrade", release2)
 	r.installFirstRelease()
 	// The first release's running Pod must outlast the upgrade to release 2,
 	// not the build of release 2's manager: with a cold Go build cache on a
@@ -40,7 +43,7 @@ func TestUpgradeFromFirstRelease(t *testing.T) {
 	r.createFirstReleaseObjects()
 	r.lap("first release")
 
-	r.upgradeToRelease2(r.firstReleaseViews(), firstReleaseInFlight, runningPod)
+	r.installRelease(release2, r.firstReleaseViews(), firstReleaseInFlight, runningPod)
 	r.lap("upgrade to release 2")
 	// Release 2 runs the first release's new and pending runs, and migrates
 	// the storage of everything the first release wrote; the running run
@@ -75,8 +78,8 @@ func TestUpgradeFromFirstRelease(t *testing.T) {
 // v1alpha1 (release3_through_v1alpha1_test.go).
 func TestUpgradeFromRelease2(t *testing.T) {
 	t.Parallel()
-	r := newRehearsal(t, "upgrade-2")
-	r.upgradeToRelease2(views{}, nil)
+	r := newRehearsal(t, "upgrade-2", release2)
+	r.installRelease(release2, views{}, nil)
 	r.lap("install release 2")
 	before := r.createRelease2Objects()
 	r.lap("release 2")
@@ -129,13 +132,13 @@ type rehearsal struct {
 }
 
 // newRehearsal creates cluster e2e-NAME with no minitask installed, and
-// starts building release 2's manager meanwhile.
-func newRehearsal(t *testing.T, name string) *rehearsal {
+// starts building the manager of release from meanwhile.
+func newRehearsal(t *testing.T, name string, from *frozenRelease) *rehearsal {
 	repo, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	release2.prefetch(repo)
+	from.prefetch(repo)
 	return newRehearsalOn(t, name, withoutMinitask)
 }
 
@@ -166,11 +169,44 @@ func newRehearsalOn(t *testing.T, name string, opts ...clusterOption) *rehearsal
 func (r *rehearsal) upgradeToCurrent(before views, inFlight map[string]bool, runningPods ...string) {
 	r.kubectl("apply", "--server-side", "-f", r.c.env["MINITASK_MANIFESTS"])
 	r.kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/tasks.minitask.dev", "crd/taskruns.minitask.dev")
-	r.checkViewsUnchanged(before, "after installing the current CRDs, release 2's webhooks serving")
+	r.checkViewsUnchanged(before, "after installing the current CRDs, the earlier release's webhooks serving")
 	r.checkStillRunning(runningPods...)
 	r.recordPods(inFlight)
-	r.m.stop()
+	if r.m != nil {
+		r.m.stop()
+	}
 	r.m = startManager(r.t, r.c)
+}
+
+// installRelease installs a frozen release's CRDs and webhook
+// configuration, rendered from its own tree, while the manager running now
+// (if any) serves on, as `kubectl apply` of the release's install.yaml
+// before its rollout does; checks that every object still reads exactly as
+// before (before, from the views the manager running now served); then
+// replaces that manager with the release's own. The runs in flight must get
+// a Pod if they have none; those of runningPods must still run as it starts.
+// It is an upgrade from the first release, or a rollback from the current one.
+func (r *rehearsal) installRelease(release *frozenRelease, before views, inFlight map[string]bool, runningPods ...string) {
+	tree, bin := release.build(r.t)
+	install := renderRelease(r.t, r.c, tree, release.crds())
+	r.kubectl("apply", "--server-side", "-f", install)
+	r.kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/tasks.minitask.dev", "crd/taskruns.minitask.dev")
+	r.checkViewsUnchanged(before, "after installing the CRDs of "+release.name)
+	r.checkStillRunning(runningPods...)
+	r.recordPods(inFlight)
+	if r.m != nil {
+		r.m.stop()
+	}
+	r.m = startManagerBinary(r.t, r.c, bin)
+}
+
+// stopController restarts the manager running now with its controller off:
+// its webhooks serve on, so that runs are written that no controller sees
+// before the next release's.
+func (r *rehearsal) stopController() {
+	bin := r.m.bin
+	r.m.stop()
+	r.m = startManagerBinary(r.t, r.c, bin, "--enable-controller=false")
 }
 
 // checkStillRunning fails the test unless the named Pods still run: the
@@ -198,7 +234,9 @@ func (r *rehearsal) lap(name string) {
 	r.last = now
 }
 
-func (r *rehearsal) kubectl(args ...string) {
+// kubectl runs kubectl with args against the cluster and returns what it
+// printed; it fails the test if kubectl fails.
+func (r *rehearsal) kubectl(args ...string) string {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -206,6 +244,26 @@ func (r *rehearsal) kubectl(args ...string) {
 	if err != nil {
 		r.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+	return out
+}
+
+// manifestFile writes objs as a YAML stream into a file of the test's and
+// returns its path.
+func (r *rehearsal) manifestFile(name string, objs ...map[string]any) string {
+	r.t.Helper()
+	docs := make([]string, len(objs))
+	for i, obj := range objs {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		docs[i] = string(b)
+	}
+	path := filepath.Join(r.t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	return path
 }
 
 // report writes what the rehearsal checked to the test log.

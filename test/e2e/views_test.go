@@ -66,6 +66,29 @@ func (r *rehearsal) readVersions(alpha, beta bool) views {
 	return v
 }
 
+// getViews reads every minitask object in ns through v1alpha1 and v1beta1,
+// one GET each. A GET reads etcd and is converted by the manager serving
+// now; a LIST (readViews) is served from the API server's watch cache,
+// whose objects were converted when they were cached: by the manager that
+// served when the CRDs last changed, until each object is written again.
+// After an upgrade or a rollback (the new CRDs are applied while the old
+// manager serves), only GETs show what the new manager's conversion gives
+// of objects not written since.
+func (r *rehearsal) getViews() views {
+	r.t.Helper()
+	// v1beta1 is stored: its LIST converts nothing.
+	names := r.readVersions(false, true)
+	v := views{alphaTasks: map[string]*v1alpha1.Task{}, alphaRuns: map[string]*v1alpha1.TaskRun{},
+		betaTasks: map[string]*v1beta1.Task{}, betaRuns: map[string]*v1beta1.TaskRun{}}
+	for name := range names.betaTasks {
+		v.alphaTasks[name], v.betaTasks[name] = r.getAlphaTask(name), r.getBetaTask(name)
+	}
+	for name := range names.betaRuns {
+		v.alphaRuns[name], v.betaRuns[name] = r.getAlphaRun(name), r.getBetaRun(name)
+	}
+	return v
+}
+
 // byName indexes a list's items by name.
 func byName[T any, PT interface {
 	*T
@@ -120,13 +143,20 @@ func compareAll[T any](r *rehearsal, kind, version string, before, now map[strin
 // in flight legitimately progress: their spec and metadata must not change,
 // but for the conversion annotation of their v1alpha1 view, which holds the
 // v1beta1 status v1alpha1 cannot show; their status must keep what was
-// recorded (podName, startTime) and end Succeeded.
-func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when string) {
+// recorded (podName, startTime) and end Succeeded. opts are the rehearsal's
+// own allowances, for every comparison.
+func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when string, opts ...cmp.Option) {
+	r.t.Helper()
+	r.compareViewsKept(before, r.readVersions(before.alphaTasks != nil, before.betaTasks != nil), inFlight, when, opts...)
+}
+
+// compareViewsKept is checkViewsKept with the views now, read by the caller.
+func (r *rehearsal) compareViewsKept(before, now views, inFlight map[string]bool, when string, opts ...cmp.Option) {
 	t := r.t
 	t.Helper()
-	now := r.readVersions(before.alphaTasks != nil, before.betaTasks != nil)
-	compareAll(r, "Task", "v1alpha1", before.alphaTasks, now.alphaTasks, when, ignoreWrites)
-	compareAll(r, "Task", "v1beta1", before.betaTasks, now.betaTasks, when, ignoreWrites)
+	opts = append(opts, ignoreWrites, ignoreTypeMeta)
+	compareAll(r, "Task", "v1alpha1", before.alphaTasks, now.alphaTasks, when, opts...)
+	compareAll(r, "Task", "v1beta1", before.betaTasks, now.betaTasks, when, opts...)
 
 	for _, name := range slices.Sorted(maps.Keys(before.alphaRuns)) {
 		want, got := before.alphaRuns[name].DeepCopy(), now.alphaRuns[name].DeepCopy()
@@ -150,7 +180,7 @@ func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when 
 				want.Status.StartTime = s.StartTime
 			}
 		}
-		if diff := cmp.Diff(want, got, ignoreWrites, ignoreTypeMeta); diff != "" {
+		if diff := cmp.Diff(want, got, opts...); diff != "" {
 			t.Errorf("v1alpha1 view of TaskRun %s %s (-want +got):\n%s", name, when, diff)
 		}
 	}
@@ -172,8 +202,38 @@ func (r *rehearsal) checkViewsKept(before views, inFlight map[string]bool, when 
 				want.Status.StartTime = s.StartTime
 			}
 		}
-		if diff := cmp.Diff(want, got, ignoreWrites, ignoreTypeMeta); diff != "" {
+		if diff := cmp.Diff(want, got, opts...); diff != "" {
 			t.Errorf("v1beta1 view of TaskRun %s %s (-want +got):\n%s", name, when, diff)
+		}
+	}
+}
+
+// checkManagedFieldsKept checks that every object of before has the
+// managedFields it had then, but for the entries of the runs in flight's
+// status (their controller wrote on) and those naming a version of
+// dropped (an apiVersion), which no longer served, the storage migration
+// drops.
+func (r *rehearsal) checkManagedFieldsKept(before views, inFlight map[string]bool, when string, dropped ...string) {
+	r.t.Helper()
+	now := r.readVersions(false, true)
+	kept := func(name string, entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+		return slices.DeleteFunc(slices.Clone(entries), func(e metav1.ManagedFieldsEntry) bool {
+			return slices.Contains(dropped, e.APIVersion) || inFlight[name] && e.Subresource == "status"
+		})
+	}
+	check := func(kind, name string, want, got []metav1.ManagedFieldsEntry) {
+		if diff := cmp.Diff(kept(name, want), kept(name, got), cmpopts.EquateEmpty()); diff != "" {
+			r.t.Errorf("managedFields of %s %s %s (-before +now):\n%s", kind, name, when, diff)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(before.betaTasks)) {
+		if task := now.betaTasks[name]; task != nil {
+			check("Task", name, before.betaTasks[name].ManagedFields, task.ManagedFields)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(before.betaRuns)) {
+		if run := now.betaRuns[name]; run != nil {
+			check("TaskRun", name, before.betaRuns[name].ManagedFields, run.ManagedFields)
 		}
 	}
 }

@@ -224,7 +224,12 @@ func decodeReview(src io.Reader, review *conversionReview) error {
 
 // encodeObject writes a converted object's JSON.
 func encodeObject(object any) (jsontext.Value, error) {
-	return jsonv2.Marshal(object, objectAnswerOptions)
+	if isTaskRun(object) {
+		return jsonv2.Marshal(object, objectAnswerOptions)
+	}
+	// A Task holds neither defaulted name: no marshaler to look up for
+	// each of its values.
+	return jsonv2.Marshal(object, answerOptions)
 }
 
 // objectHeader is what the handler reads of an object before its typed

@@ -4,6 +4,9 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
 // The API server defaults an object by its version's schema when it decodes
@@ -17,6 +20,16 @@ import (
 // that changed nothing (a label added through v1 to a run of a configMap
 // workspace without a name). Conversion writes these names even when empty,
 // as the API server's defaulting would, so that old and new objects agree.
+
+// isTaskRun reports whether object is a TaskRun, of a version that holds
+// the defaulted names (v1beta1, v1; v1alpha1 keeps them in its stash).
+func isTaskRun(object any) bool {
+	switch object.(type) {
+	case *v1.TaskRun, *v1beta1.TaskRun:
+		return true
+	}
+	return false
+}
 
 // defaultedNameMarshalers write what the schemas default.
 var defaultedNameMarshalers = jsonv2.JoinMarshalers(

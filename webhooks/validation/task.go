@@ -14,7 +14,9 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/params"
+	"github.com/minitask-dev/minitask/internal/release6"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
 // taskGroupKind names Tasks in the errors kubectl prints.
@@ -63,6 +65,14 @@ func invalid(task *v1beta1.Task, errs field.ErrorList) error {
 // the field that holds it, so one round trip shows the user all there is to
 // fix.
 func validateTask(task *v1beta1.Task) field.ErrorList {
+	// A Task written through v1 with what only v1 expresses reaches this
+	// webhook as its v1beta1 form, the rest in its conversion annotation:
+	// its references ($(params.files[*])) would read as malformed here.
+	// Say what it needs instead, as the stash guard does, whichever of
+	// the two the API server reports.
+	if release6.InStash(task.Annotations) {
+		return release6.TaskFields(conversion.V1TaskOf(context.Background(), task))
+	}
 	declared := declaredNames{
 		params.KindParam:     make(map[string]bool, len(task.Spec.Params)),
 		params.KindWorkspace: make(map[string]bool, len(task.Spec.Workspaces)),

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -287,5 +288,21 @@ func TestInvalidStatusNamesFields(t *testing.T) {
 	}
 	if !strings.Contains(status.Status().Message, `step "b" uses undeclared param "y"`) {
 		t.Errorf("message %q does not name step b and param y", status.Status().Message)
+	}
+}
+
+// TestTaskOfRelease6 checks that a Task carrying what only v1 expresses (a
+// v1 write's v1beta1 form) is refused for needing release 6, not for the
+// references only v1 reads, so that the message is the stash guard's
+// whichever webhook the API server reports.
+func TestTaskOfRelease6(t *testing.T) {
+	task := &v1beta1.Task{Spec: v1beta1.TaskSpec{
+		Params: []v1beta1.ParamSpec{{Name: "files", Default: ptr.To(`["a.go"]`)}},
+		Steps:  []v1beta1.Step{{Name: "lint", Image: "golang:1.26", Args: []string{"$(params.files[*])"}}},
+	}}
+	task.Annotations = map[string]string{"minitask.dev/conversion-data": `{"v1":{"spec":{"params":[{"name":"files","type":"array"}]}}}`}
+	errs := validateTask(task)
+	if len(errs) != 1 || errs[0].Field != "spec.params[0].type" || !strings.Contains(errs[0].Detail, "release 6") {
+		t.Errorf("validateTask() = %v, want one error on spec.params[0].type naming release 6", errs)
 	}
 }
