@@ -238,6 +238,32 @@ func TestNodeFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("retries: the next attempt once a Pod deleted on a healthy node is gone", func(t *testing.T) {
+		t.Parallel()
+		node := nodeOf("draining")
+		h.createNode(t, node)
+		h.runOnNode(t, retrying(wrappers.TaskRun("", "draining", "t").Obj(), 1), node)
+		// Deleted with the grace period its kubelet (none here) would use
+		// to stop its containers: they may still run meanwhile.
+		pod := h.WaitForPod(t, "draining-pod")
+		if err := h.Env.Client.Delete(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+		h.waitForCondition(t, "draining", condition{metav1.ConditionUnknown, v1beta1.ReasonRetrying,
+			`attempt 1 of 2 failed (PodFailed): Pod "draining-pod" was deleted before the run finished; ` +
+				`attempt 1's Pod "draining-pod" is being deleted and its steps may still run: waiting for it to be gone before attempt 2`})
+		consistently(t, 2*time.Second, func() (bool, string) {
+			got := h.podNames(t, "draining")
+			return slices.Equal(got, []string{"draining-pod"}), fmt.Sprintf("Pods %q while the first attempt's may still run", got)
+		})
+		// The kubelet has stopped it.
+		if err := h.Env.Client.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
+			t.Fatal(err)
+		}
+		h.Kubelet(t, "draining-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
+		h.waitForCondition(t, "draining", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	})
+
 	t.Run("timeout while the lost Pod may still run", func(t *testing.T) {
 		t.Parallel()
 		node := nodeOf("late")
