@@ -63,6 +63,8 @@ type options struct {
 	imagePullTimeout time.Duration
 	// podConfigTimeout is --pod-config-timeout.
 	podConfigTimeout time.Duration
+	// nodeLostTimeout is --node-lost-timeout.
+	nodeLostTimeout time.Duration
 }
 
 func parseFlags() (options, zap.Options) {
@@ -115,6 +117,11 @@ func parseFlags() (options, zap.Options) {
 	flag.DurationVar(&o.podConfigTimeout, "pod-config-timeout", controllers.DefaultPodConfigTimeout,
 		"How long the kubelet may fail to make a step's container (CreateContainerConfigError, CreateContainerError, RunContainerError) "+
 			"or mount a volume (FailedMount) for the Pod's configuration before its TaskRun ends PodConfigFailed; 0 leaves it to the run's timeout.")
+	flag.DurationVar(&o.nodeLostTimeout, "node-lost-timeout", controllers.DefaultNodeLostTimeout,
+		"How long the node of a TaskRun's Pod may be not ready (Ready False or Unknown) before the Pod counts as lost with it: "+
+			"the run ends PodFailed, naming the node, or with retries waits for the node to be deleted or tainted "+
+			"node.kubernetes.io/out-of-service before its next attempt. Also the Pods' tolerationSeconds for the not-ready and "+
+			"unreachable taints. 0 loses a Pod only with a node deleted or tainted out of service, and leaves the cluster's default tolerations.")
 	zo := zap.Options{Development: true}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -205,6 +212,7 @@ func run(o options) error {
 			DefaultTTLAfterFinished: o.defaultTTL,
 			ImagePullTimeout:        o.imagePullTimeout,
 			PodConfigTimeout:        o.podConfigTimeout,
+			NodeLostTimeout:         o.nodeLostTimeout,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

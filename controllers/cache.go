@@ -30,6 +30,7 @@ const taskRefIndex = "spec.taskRef.name"
 // the controller reads of them (trimRun). Of Pods it holds only those that
 // minitask runs, rather than every Pod of the cluster, and of those only the
 // ones that have not ended (runningPods), trimmed to what it reads (trimPod).
+// Nodes it holds trimmed to what judges the Pods on them (trimNode).
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -40,6 +41,7 @@ func CacheOptions() cache.Options {
 				Field:     runningPods,
 				Transform: trimPod,
 			},
+			&corev1.Node{}: {Transform: trimNode},
 		},
 	}
 }

@@ -123,18 +123,16 @@ func TestPodConfigWaitSurvivesARestart(t *testing.T) {
 }
 
 // kubeletCannotMount plays a kubelet that took the Pod up (binding it to a
-// node, reporting its sandbox not made and its containers waiting to be) and
-// cannot mount one of its volumes, which it says in a FailedMount Event with
-// message. It returns the Pod.
+// node of its own, ready, reporting its sandbox not made and its containers
+// waiting to be) and cannot mount one of its volumes, which it says in a
+// FailedMount Event with message. It returns the Pod.
 func kubeletCannotMount(t *testing.T, h *harness, name, message string) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
+	node := h.NS + "-" + name
+	h.createNode(t, node)
+	h.bindPod(t, name, node)
 	pod := h.WaitForPod(t, name)
-	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
-		Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}
-	if err := h.Env.Client.SubResource("binding").Create(ctx, pod, binding); err != nil {
-		t.Fatalf("binding Pod %s: %v", name, err)
-	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := h.Env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
@@ -153,7 +151,7 @@ func kubeletCannotMount(t *testing.T, h *harness, name, message string) *corev1.
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name,
 			UID: pod.UID},
 		Reason: "FailedMount", Message: message, Type: corev1.EventTypeWarning,
-		Source:         corev1.EventSource{Component: "kubelet", Host: "node-1"},
+		Source:         corev1.EventSource{Component: "kubelet", Host: node},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
 	if err := h.Env.Client.Create(ctx, event); err != nil {

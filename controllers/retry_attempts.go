@@ -48,6 +48,26 @@ func (r *TaskRunReconciler) endOrRetry(ctx context.Context, s *runScope) error {
 		// A run cancelled or timed out is not retried: the failure stands,
 		// as a Pod's outcome does once it has ended.
 		if !retries(s.run, s.outcome) || runstate.CancelRequested(s.run) || s.timedOut() {
+			return r.stopPodOnLostNode(ctx, s)
+		}
+		if s.node.Lost() && !s.node.Fenced {
+			// The lost Pod may still run: the next attempt's would run
+			// beside it. The run waits, its Pod left to the taint
+			// manager's eviction, for the Pod to be fenced or gone; the
+			// Node's or the Pod's watch event brings it back.
+			s.outcome, s.waitsForFence = s.waitForFence(s.outcome), true
+			log.FromContext(ctx).Info("TaskRun attempt lost with its node; waiting for its Pod to be fenced before the next attempt",
+				"attempt", len(s.run.Status.Attempts)+1, "pod", s.podName, "node", s.node.Node, "fault", s.node.Fault)
+			return nil
+		}
+		if s.terminating() {
+			// Deleted, but its kubelet has yet to stop its containers
+			// (their grace period, a trap): the next attempt's steps
+			// would run beside them. The Pod's deletion brings the run
+			// back.
+			s.outcome = s.waitForTermination(s.outcome)
+			log.FromContext(ctx).Info("TaskRun attempt's Pod is being deleted; waiting for it to be gone before the next attempt",
+				"attempt", len(s.run.Status.Attempts)+1, "pod", s.podName)
 			return nil
 		}
 		if err := r.stopAttemptPod(ctx, s); err != nil {
@@ -116,4 +136,25 @@ func retryingWhilePending(run *v1beta1.TaskRun, o *outcome) *outcome {
 func attemptFailed(run *v1beta1.TaskRun, i int) string {
 	a := run.Status.Attempts[i]
 	return fmt.Sprintf("attempt %d of %d failed (%s): %s", i+1, runstate.AttemptsAllowed(run), a.Reason, a.Message)
+}
+
+// terminating reports whether the current attempt's Pod is being deleted
+// on a node whose kubelet is stopping it: it exists, its deletion has begun
+// and it has not ended. (A Pod lost with its node waits for a fence
+// instead.)
+func (s *runScope) terminating() bool {
+	pod := s.pod
+	return pod != nil && pod.DeletionTimestamp != nil && !s.node.Lost() &&
+		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
+
+// waitForTermination is the outcome of a run whose attempt's Pod is being
+// deleted, and that retries that failure (o): Retrying, the message saying
+// how the attempt failed and that the next one waits for the Pod to be gone.
+func (s *runScope) waitForTermination(o *outcome) *outcome {
+	n := len(s.run.Status.Attempts)
+	return unknown(v1beta1.ReasonRetrying,
+		"attempt %d of %d failed (%s): %s; attempt %d's Pod %q is being deleted and its steps may still run: "+
+			"waiting for it to be gone before attempt %d",
+		n+1, runstate.AttemptsAllowed(s.run), o.reason, o.message, n+1, s.podName, n+2)
 }

@@ -65,6 +65,12 @@ type TaskRunReconciler struct {
 	// container or mount a volume for the Pod's configuration before the
 	// run ends PodConfigFailed; 0 means no limit but the run's timeout.
 	PodConfigTimeout time.Duration
+	// NodeLostTimeout is how long the node of a run's Pod may be not ready
+	// before the Pod counts as lost with it (docs/lifecycle.md, "Node
+	// faults"), and the tolerationSeconds of its Pods for the taints of such
+	// a node; 0 means that only a node deleted or tainted out of service
+	// loses a Pod, and leaves the cluster's default tolerations.
+	NodeLostTimeout time.Duration
 
 	// now is the clock, time.Now when nil; tests of the stages set it.
 	now func() time.Time
@@ -95,7 +101,8 @@ type TaskRunReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the reconciler with mgr: it watches TaskRuns,
-// their Pods, and Tasks (to start the runs that wait for them).
+// their Pods, Tasks (to start the runs that wait for them), and Nodes (to
+// judge the runs whose Pods are on a node that fails: pod_node.go).
 func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
@@ -115,6 +122,9 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexTaskRef(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	if err := indexPodNode(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	// Only a Task's appearance can unblock a run; later changes to it never
 	// reach a Pod that already exists.
 	taskCreated := predicate.Funcs{
@@ -129,6 +139,9 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1beta1.Task{},
 			handler.EnqueueRequestsFromMapFunc(runsWaitingFor(mgr.GetClient())),
 			builder.WithPredicates(taskCreated)).
+		Watches(&corev1.Node{},
+			handler.EnqueueRequestsFromMapFunc(runsOnNode(mgr.GetClient())),
+			builder.WithPredicates(nodeHealthChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: r.retries}).
 		Complete(r)
 }
@@ -187,6 +200,9 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: s.requeueAfter()}, err
 	}
 	applyStatus(s.run, s.outcome, s.startTime(), s.pod, s.podSteps(), s.now.Truncate(time.Second))
+	if s.outcome.finished() && s.node.Lost() {
+		markStepsLost(s.run.Status.Steps)
+	}
 	if patchErr := r.patchStatus(ctx, s); patchErr != nil {
 		return ctrl.Result{}, errors.Join(err, patchErr)
 	}

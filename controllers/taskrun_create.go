@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/nodefault"
 	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -58,10 +59,11 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return fmt.Errorf("creating the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
 	}
 	pod, err := runpod.Build(s.run, task, runpod.Inputs{
-		Name:                  s.podName,
-		Params:                values,
-		ActiveDeadlineSeconds: deadline.ActiveDeadlineSeconds(s.now),
-		Restricted:            level.restricted,
+		Name:                      s.podName,
+		Params:                    values,
+		ActiveDeadlineSeconds:     deadline.ActiveDeadlineSeconds(s.now),
+		Restricted:                level.restricted,
+		NodeLostTolerationSeconds: nodefault.TolerationSeconds(r.NodeLostTimeout),
 	})
 	var tooLarge *runpod.TooLargeError
 	switch {

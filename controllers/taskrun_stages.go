@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/nodefault"
 	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -61,6 +62,12 @@ type runScope struct {
 	// mountHeld is the volume the kubelet cannot mount for the Pod, which
 	// the Pending message names, if failIfHeld found one.
 	mountHeld *runpod.Hold
+	// node is what the Pod's node makes of the Pod, if its node has a say
+	// (readNode): lost with it, or not ready.
+	node *nodefault.Verdict
+	// waitsForFence says that the run's attempt is lost with a node that is
+	// not fenced, and the next one waits (waitForFence).
+	waitsForFence bool
 }
 
 func (r *TaskRunReconciler) newRunScope(run *v1beta1.TaskRun) *runScope {
@@ -158,7 +165,7 @@ func (s *runScope) statusChanged() bool {
 // create then finds. That saves each new run a GET from the API server.
 func (r *TaskRunReconciler) findPod(ctx context.Context, s *runScope) error {
 	name, claimed := currentPodName(s.run)
-	s.podName, s.claimed, s.pod, s.otherPod = name, claimed, nil, nil
+	s.podName, s.claimed, s.pod, s.otherPod, s.node = name, claimed, nil, nil, nil
 	live := claimed || s.run.Status.StartTime != nil || r.podReads.marked(client.ObjectKeyFromObject(s.run))
 	pod, err := r.getPod(ctx, s.run.Namespace, name, live)
 	if err != nil || pod == nil {
@@ -174,7 +181,7 @@ func (r *TaskRunReconciler) findPod(ctx context.Context, s *runScope) error {
 		}
 	}
 	s.pod = pod
-	return nil
+	return r.readNode(ctx, s)
 }
 
 // getPod reads a Pod from the cache, else, if live, from the API server: the
@@ -233,11 +240,14 @@ func currentPodName(run *v1beta1.TaskRun) (string, bool) {
 	return name, run.Status.PodName == name
 }
 
-// finishIfPodEnded ends the current attempt when its Pod has ended, or is
-// gone after the run claimed it.
+// finishIfPodEnded ends the current attempt when its Pod has ended, is
+// gone after the run claimed it, or is lost with its node (lostWithNode).
 func finishIfPodEnded(_ context.Context, s *runScope) error {
 	var o *outcome
 	switch {
+	case s.node.Lost():
+		s.outcome = s.lostWithNode()
+		return nil
 	case s.pod != nil:
 		o = fromPod(runpod.Outcome(s.pod, s.podSteps()))
 	case s.claimed:
@@ -273,9 +283,9 @@ func (r *TaskRunReconciler) stopIfRequested(ctx context.Context, s *runScope) er
 	var o *outcome
 	switch {
 	case runstate.CancelRequested(s.run):
-		o = cancelled(s.run)
+		o = s.mayStillRun(cancelled(s.run))
 	case s.timedOut():
-		o = timedOut(s.run, s.timeout)
+		o = s.mayStillRun(timedOut(s.run, s.timeout))
 	default:
 		return nil
 	}
@@ -318,6 +328,6 @@ func trackProgress(_ context.Context, s *runScope) error {
 	if s.pod == nil {
 		return fmt.Errorf("no Pod to track for TaskRun %s/%s", s.run.Namespace, s.run.Name)
 	}
-	s.outcome = fromPod(runpod.Progress(s.pod, s.podSteps(), s.mountHeld))
+	s.outcome = s.nodeNotReady(fromPod(runpod.Progress(s.pod, s.podSteps(), s.mountHeld)))
 	return nil
 }

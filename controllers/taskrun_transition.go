@@ -81,6 +81,9 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 		logger.Info("TaskRun started", "pod", s.run.Status.PodName, "timeout", s.timeout.String())
 	}
 	r.observeRetries(s)
+	if s.waitsForFence && (before == nil || before.Message != after.Message) {
+		r.event(s, corev1.EventTypeWarning, eventNodeLost, "Wait", after.Message)
+	}
 	if before != nil && before.Status == after.Status && before.Reason == after.Reason {
 		return
 	}

@@ -54,6 +54,11 @@ type Inputs struct {
 	// Restricted says that the run's namespace enforces the restricted Pod
 	// Security level (EnforcesRestricted), as it did when the Pod was built.
 	Restricted bool
+	// NodeLostTolerationSeconds, if set, is how long the Pod tolerates the
+	// NoExecute taints of a node that is not ready or unreachable before the
+	// taint manager evicts it: the manager's --node-lost-timeout
+	// (nodefault.TolerationSeconds). nil leaves the cluster's defaults.
+	NodeLostTolerationSeconds *int64
 }
 
 // Build returns the Pod that runs task's steps for run, in order: every
@@ -100,6 +105,7 @@ func Build(run *v1beta1.TaskRun, task *v1beta1.Task, in Inputs) (*corev1.Pod, er
 	}
 	applyServiceAccount(&pod.Spec, run.Spec.ServiceAccountName)
 	applyPodTemplate(&pod.Spec, run.Spec.PodTemplate)
+	applyNodeLostTolerations(&pod.Spec, in.NodeLostTolerationSeconds)
 	if in.Restricted {
 		applyRestricted(&pod.Spec)
 	}

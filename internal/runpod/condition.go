@@ -102,6 +102,11 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *Condition {
 			return stepFailed(pod, step, containers[i].Container)
 		}
 	}
+	if c := disruption(pod); c != nil && pod.Status.Message == "" {
+		// Failed by the control plane, not the kubelet (the Pod garbage
+		// collector, say): its condition says why.
+		return failed(v1beta1.ReasonPodFailed, "Pod %q failed (%s): %s", pod.Name, c.Reason, c.Message)
+	}
 	return failed(v1beta1.ReasonPodFailed, "Pod %q failed: %s", pod.Name, pod.Status.Message)
 }
 

@@ -29,6 +29,8 @@ func TestOutcome(t *testing.T) {
 		"deadline":               {withStatus(pod, status().DeadlineExceeded(0).Obj()), &Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
 		"failed, no step failed": {withStatus(pod, corev1.PodStatus{Phase: corev1.PodFailed, Message: "lost"}), &Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed: lost`}},
 		"deleted while running":  {deleting, &Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}},
+		"failed by the Pod garbage collector": {failedByPodGC(withStatus(pod, status().Running(1).Obj())),
+			&Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeletionByPodGC): PodGC: node no longer exists`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -36,11 +36,16 @@ func TestGoldenPods(t *testing.T) {
 			if len(missing) > 0 {
 				t.Fatalf("the case gives no value to %v", missing)
 			}
+			tolerationSeconds := ptr.To(managersNodeLostTolerationSeconds)
+			if tc.clusterTolerations {
+				tolerationSeconds = nil
+			}
 			pod, err := Build(tc.run, tc.task, Inputs{
-				Name:                  runstate.PodName(tc.run),
-				Params:                values,
-				ActiveDeadlineSeconds: tc.deadline,
-				Restricted:            tc.restricted,
+				Name:                      runstate.PodName(tc.run),
+				Params:                    values,
+				ActiveDeadlineSeconds:     tc.deadline,
+				Restricted:                tc.restricted,
+				NodeLostTolerationSeconds: tolerationSeconds,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -84,6 +89,10 @@ func TestGoldenPods(t *testing.T) {
 	}
 }
 
+// managersNodeLostTolerationSeconds is the tolerationSeconds the manager's
+// default --node-lost-timeout (1m) gives every Pod.
+const managersNodeLostTolerationSeconds int64 = 60
+
 // goldenCase is one Task shape whose Pod testdata/NAME.yaml holds.
 type goldenCase struct {
 	task *v1beta1.Task
@@ -92,6 +101,10 @@ type goldenCase struct {
 	// Task (the name is always the first attempt's).
 	deadline   *int64
 	restricted bool
+	// clusterTolerations builds the Pod as --node-lost-timeout=0 does,
+	// with no tolerations for a lost node's taints; the others get
+	// managersNodeLostTolerationSeconds.
+	clusterTolerations bool
 }
 
 // goldenCases are the Task shapes whose Pods are pinned in testdata, by
@@ -185,6 +198,20 @@ func goldenCases() map[string]goldenCase {
 		"pod-template": {
 			task: oneStep,
 			run:  run().Label("team", "a").Label(runstate.LabelTaskRun, "other").ServiceAccount("builder").PodTemplate(everyPodSetting()).Obj(),
+		},
+		"node-tolerations-own": {
+			// The run tolerates an unreachable node for ever: that is
+			// kept, and only the not-ready taint gets the manager's.
+			task: oneStep,
+			run: run().PodTemplate(v1beta1.PodTemplate{Tolerations: []corev1.Toleration{
+				{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}}).Obj(),
+		},
+		"node-tolerations-cluster-defaults": {
+			// --node-lost-timeout=0: the API server's admission gives the
+			// Pod the cluster's default tolerations, 300 s.
+			task:               oneStep,
+			run:                run().Obj(),
+			clusterTolerations: true,
 		},
 		"restricted-namespace": {
 			task: wrappers.Task("ns", "t").Workspace("source").Steps(

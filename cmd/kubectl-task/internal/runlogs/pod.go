@@ -102,21 +102,17 @@ func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.Read
 			return nil, err
 		}
 		if container, ok := containerOf(pod, step); ok && containerStarted(pod, container) {
-			open := func(ctx context.Context, follow bool) (io.ReadCloser, error) {
-				opts := &corev1.PodLogOptions{Container: container, Follow: follow}
-				return s.Pods.Pods(s.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
-			}
-			if !follow || containerEnded(pod, container) {
-				// An ended container's log is complete: nothing to follow.
-				return open(ctx, false)
-			}
-			return followUntilContainerEnds(ctx, s.PollInterval, open, func(ctx context.Context) (bool, error) {
-				_, pod, err := s.read(ctx)
-				if apierrors.IsNotFound(err) {
-					return true, nil
+			log, err := s.openLog(ctx, pod, container, follow)
+			if err != nil {
+				if why := s.whyGone(ctx, pod, err); why != "" {
+					return nil, &GoneError{Step: step, Why: why}
 				}
-				return err == nil && containerEnded(pod, container), err
-			})
+				return nil, err
+			}
+			return log, nil
+		}
+		if why := podGone(run, s.attemptOf(run), pod, step); why != "" {
+			return nil, &GoneError{Step: step, Why: why}
 		}
 		// A step of an attempt that has failed never starts: the run
 		// goes on, if at all, in the next attempt's Pod.
@@ -129,6 +125,26 @@ func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.Read
 		case <-time.After(s.PollInterval):
 		}
 	}
+}
+
+// openLog opens the log of pod's container; with follow, it follows it
+// until the container ends.
+func (s *PodSource) openLog(ctx context.Context, pod *corev1.Pod, container string, follow bool) (io.ReadCloser, error) {
+	open := func(ctx context.Context, follow bool) (io.ReadCloser, error) {
+		opts := &corev1.PodLogOptions{Container: container, Follow: follow}
+		return s.Pods.Pods(s.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+	}
+	if !follow || containerEnded(pod, container) {
+		// An ended container's log is complete: nothing to follow.
+		return open(ctx, false)
+	}
+	return followUntilContainerEnds(ctx, s.PollInterval, open, func(ctx context.Context) (bool, error) {
+		_, pod, err := s.read(ctx)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return err == nil && containerEnded(pod, container), err
+	})
 }
 
 // read returns the run and the Pod of the attempt being read, nil while

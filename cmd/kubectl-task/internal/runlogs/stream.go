@@ -46,6 +46,20 @@ type Attempts interface {
 	NextAttempt(ctx context.Context, follow bool) (mark string, ok bool, err error)
 }
 
+// GoneError says that a step's log cannot be read, and will not be, for a
+// reason that is no error of the plugin's or the user's: the Pod it was in is
+// gone, or its node is (deleted, shut down, or not ready, so that no kubelet
+// serves it). Stream prints it in the step's place and ends the attempt
+// there: the later steps' logs are gone with it.
+type GoneError struct {
+	// Step is the step whose log is gone; Why says why.
+	Step, Why string
+}
+
+func (e *GoneError) Error() string {
+	return fmt.Sprintf("(log gone: %s)", e.Why)
+}
+
 // UnknownStepError says that Options.Step names no step of the run.
 type UnknownStepError struct {
 	// Step is the name asked for; Steps are the run's steps.
@@ -68,7 +82,9 @@ type Options struct {
 // Stream prints the logs of src's steps to w in order, each line prefixed with
 // "[STEP] ". A step is opened only once the one before it has been read to its
 // end, so that lines never interleave across steps. It returns how many steps
-// it printed; it stops, without error, at the first step that has not started.
+// it printed; it stops, without error, at the first step that has not started,
+// and at the first whose log is gone (GoneError), which it says in that step's
+// place.
 // For an Attempts source it does so for one attempt after another (one only,
 // without following), each after the line that marks its start.
 func Stream(ctx context.Context, src Source, w io.Writer, o Options) (int, error) {
@@ -112,6 +128,13 @@ func streamSteps(ctx context.Context, src Source, w io.Writer, o Options) (int, 
 		log, err := src.Open(ctx, step, o.Follow)
 		if errors.Is(err, ErrNotStarted) {
 			return printed, nil
+		}
+		var gone *GoneError
+		if errors.As(err, &gone) {
+			if _, werr := fmt.Fprintf(w, "[%s] %s\n", step, gone.Error()); werr != nil {
+				return printed, werr
+			}
+			return printed + 1, nil
 		}
 		if err != nil {
 			return printed, fmt.Errorf("reading the log of step %q: %w", step, err)
