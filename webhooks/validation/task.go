@@ -68,10 +68,11 @@ func validateTask(task *v1beta1.Task) field.ErrorList {
 	// A Task written through v1 with what only v1 expresses reaches this
 	// webhook as its v1beta1 form, the rest in its conversion annotation:
 	// its references ($(params.files[*])) would read as malformed here.
-	// Say what it needs instead, as the stash guard does, whichever of
-	// the two the API server reports.
+	// Say what it needs instead, and what of its text is not of the type
+	// the annotation gives it, as the stash guard does: the API server
+	// reports whichever of the two refuses first.
 	if release6.InStash(task.Annotations) {
-		return release6.TaskFields(conversion.V1TaskOf(context.Background(), task))
+		return append(conversion.CheckStashedTypes(task), release6.TaskFields(conversion.V1TaskOf(context.Background(), task))...)
 	}
 	declared := declaredNames{
 		params.KindParam:     make(map[string]bool, len(task.Spec.Params)),

@@ -3,6 +3,7 @@ package validation
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -304,5 +305,16 @@ func TestTaskOfRelease6(t *testing.T) {
 	errs := validateTask(task)
 	if len(errs) != 1 || errs[0].Field != "spec.params[0].type" || !strings.Contains(errs[0].Detail, "release 6") {
 		t.Errorf("validateTask() = %v, want one error on spec.params[0].type naming release 6", errs)
+	}
+
+	// Text that is not of the type the annotation gives it is refused as
+	// the stash guard refuses it, naming the default, besides.
+	task.Spec.Params[0].Default = ptr.To("a.go")
+	var fields []string
+	for _, err := range validateTask(task) {
+		fields = append(fields, err.Field)
+	}
+	if want := []string{"spec.params[0].default", "spec.params[0].type"}; !slices.Equal(fields, want) {
+		t.Errorf("validateTask() of text not of its stashed type refuses %v, want %v", fields, want)
 	}
 }
