@@ -83,7 +83,7 @@ test-e2e-node: build ## Run the real-node tests (test/e2e, TestNode*): steps in 
 	go test -tags e2e,e2enode ./test/e2e/ -run '^TestNode' -v -count=1 -timeout 30m $(GOTESTFLAGS)
 
 # The frozen releases the API must stay compatible with, oldest first.
-FROZEN_RELEASES := test/e2e/testdata/first-release-crds.yaml,test/e2e/testdata/release-2-crds.yaml,test/e2e/testdata/release-4-crds.yaml
+FROZEN_RELEASES := test/e2e/testdata/first-release-crds.yaml,test/e2e/testdata/release-2-crds.yaml,test/e2e/testdata/release-4-crds.yaml,test/e2e/testdata/release-5-crds.yaml
 
 .PHONY: verify-api
 verify-api: manifests ## Fail on a CRD change that would break a stored object or a client of a frozen release.

@@ -50,10 +50,14 @@ var (
 	// release4 is release 4 (v0.4.0): main before issue 33, the release a
 	// rollback from release 5 goes back to.
 	release4 = &frozenRelease{name: "release-4", commit: "7d052ff"}
+	// release5 is release 5 (v0.5.0): main before the storage moved to v1
+	// (issue 33, release 6), the release a rollback from release 6 goes
+	// back to, and the first to serve v1.
+	release5 = &frozenRelease{name: "release-5", commit: "1715775"}
 )
 
 // frozenReleases are the releases above, oldest first.
-var frozenReleases = []*frozenRelease{release2, release4}
+var frozenReleases = []*frozenRelease{release2, release4, release5}
 
 // crds is the release's frozen CRD file, relative to this package.
 func (r *frozenRelease) crds() string {
