@@ -105,6 +105,20 @@ EOF
 }
 
 # port_free PORT: true when nothing listens on 127.0.0.1:PORT.
+# established waits until the named CRDs are Established. kubectl wait fails,
+# rather than waits, on a CRD so new that its status has no conditions yet
+# (".status.conditions accessor error"): wait for those first.
+established() {
+  local crd
+  for crd in "$@"; do
+    for _ in $(seq 60); do
+      [ -n "$(kubectl get crd "$crd" -o jsonpath='{.status.conditions}' 2>/dev/null)" ] && break
+      sleep 0.5
+    done
+  done
+  kubectl wait --for=condition=Established --timeout=30s "${@/#/crd/}" > /dev/null
+}
+
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # free_port FROM: the first port from FROM up that nothing listens on.
@@ -241,8 +255,7 @@ EOF
   if $install; then
     log "Installing the CRDs and webhook configuration (webhooks at https://127.0.0.1:$webhook_port)"
     kubectl apply --server-side --force-conflicts -f "$state/manifests.yaml" > /dev/null
-    kubectl wait --for=condition=Established --timeout=30s \
-      crd/tasks.minitask.dev crd/taskruns.minitask.dev > /dev/null
+    established tasks.minitask.dev taskruns.minitask.dev
   fi
   kubectl wait --for=condition=Ready --timeout=30s node --all > /dev/null
   log "Cluster \"$name\" is ready ($(elapsed)s)"
