@@ -52,7 +52,7 @@ var firstReleaseInFlight = map[string]bool{runNew: true, runPending: true, runRu
 // stored as v1alpha1, no webhook.
 func (r *rehearsal) installFirstRelease() {
 	r.kubectl("apply", "--server-side", "-f", "testdata/first-release-crds.yaml")
-	r.kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/tasks.minitask.dev", "crd/taskruns.minitask.dev")
+	r.waitEstablished()
 }
 
 // createFirstReleaseObjects writes Tasks, and TaskRuns in every phase, as the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -168,7 +169,7 @@ func newRehearsalOn(t *testing.T, name string, opts ...clusterOption) *rehearsal
 // if they have none; those of runningPods must still run as it starts.
 func (r *rehearsal) upgradeToCurrent(before views, inFlight map[string]bool, runningPods ...string) {
 	r.kubectl("apply", "--server-side", "-f", r.c.env["MINITASK_MANIFESTS"])
-	r.kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/tasks.minitask.dev", "crd/taskruns.minitask.dev")
+	r.waitEstablished()
 	r.checkViewsUnchanged(before, "after installing the current CRDs, the earlier release's webhooks serving")
 	r.checkStillRunning(runningPods...)
 	r.recordPods(inFlight)
@@ -190,7 +191,7 @@ func (r *rehearsal) installRelease(release *frozenRelease, before views, inFligh
 	tree, bin := release.build(r.t)
 	install := renderRelease(r.t, r.c, tree, release.crds())
 	r.kubectl("apply", "--server-side", "-f", install)
-	r.kubectl("wait", "--for=condition=Established", "--timeout=30s", "crd/tasks.minitask.dev", "crd/taskruns.minitask.dev")
+	r.waitEstablished()
 	r.checkViewsUnchanged(before, "after installing the CRDs of "+release.name)
 	r.checkStillRunning(runningPods...)
 	r.recordPods(inFlight)
@@ -198,6 +199,28 @@ func (r *rehearsal) installRelease(release *frozenRelease, before views, inFligh
 		r.m.stop()
 	}
 	r.m = startManagerBinary(r.t, r.c, bin)
+}
+
+// waitEstablished waits until both CRDs are Established, as kubectl wait
+// --for=condition=Established does, but for a CRD just created whose
+// status has no conditions yet, on which kubectl wait fails rather than
+// waits (it failed TestUpgradeFromRelease5 once in make test-e2e).
+func (r *rehearsal) waitEstablished() {
+	r.t.Helper()
+	for _, name := range crdNames {
+		waitFor(r.t, 30*time.Second, "CRD "+name+" to be established", func(ctx context.Context) error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := r.c.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+				return err
+			}
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+			}
+			return fmt.Errorf("conditions %+v", crd.Status.Conditions)
+		})
+	}
 }
 
 // stopController restarts the manager running now with its controller off:
