@@ -9,9 +9,12 @@ import (
 )
 
 // TestStorageTrain moves the TaskRun's storage version the ways a release
-// could, against release-4 (today's CRDs without v1, the newest frozen release): a
-// version must be served for a release before it is stored, and stay served
-// for a release after storage has moved off it.
+// could, against release-4 (its frozen CRDs, which serve v1alpha1 and
+// v1beta1 and store v1beta1, as the release before and the release after):
+// a version must be served for a release before it is stored, and stay
+// served for a release after storage has moved off it. The cases start from
+// release 4 rather than today's CRDs, which have served v1 since release 5
+// and store it since release 6: each case says itself what v1 is.
 func TestStorageTrain(t *testing.T) {
 	cases := map[string]struct {
 		editRelease func(CRDSet)
@@ -153,6 +156,16 @@ func TestStorageTrainUsesTheNewestRelease(t *testing.T) {
 	}
 }
 
+// release4CRDs are release 4's frozen CRDs, a fresh copy each call.
+func release4CRDs(t *testing.T) CRDSet {
+	t.Helper()
+	r, err := LoadRelease("../../test/e2e/testdata/release-4-crds.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.CRDs
+}
+
 // addV1 adds v1 to crd, a copy of v1beta1, served and stored if storage
 // (v1beta1 no longer), and returns it.
 func addV1(crd *apiextensionsv1.CustomResourceDefinition, storage bool) *apiextensionsv1.CustomResourceDefinitionVersion {
@@ -163,15 +176,4 @@ func addV1(crd *apiextensionsv1.CustomResourceDefinition, storage bool) *apiexte
 	}
 	crd.Spec.Versions = append(crd.Spec.Versions, *v1)
 	return version(crd, "v1")
-}
-
-// release4CRDs are today's CRDs as release 4 had them: without v1, which
-// the cases add as they need it (addV1).
-func release4CRDs(t *testing.T) CRDSet {
-	t.Helper()
-	s := todaysCRDs(t)
-	for _, crd := range s {
-		removeVersion(crd, "v1")
-	}
-	return s
 }
