@@ -73,7 +73,7 @@ func (p *plugin) connect() (*Clients, string, error) {
 	if cfg.QPS == 0 && cfg.Burst == 0 {
 		cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	}
-	cfg.WarningHandler = rest.NewWarningWriter(p.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
+	cfg.WarningHandler = withoutOwnDeprecation{next: rest.NewWarningWriter(p.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: newScheme()})
 	if err != nil {
 		return nil, "", clusterError(err, cfg.Host)
