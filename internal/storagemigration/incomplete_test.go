@@ -29,14 +29,17 @@ import (
 
 // TestMigratorGoesOnPastObjectsItCannotRewrite has an admission policy deny
 // every update of one Task, as a policy engine may, and checks that the
-// migration rewrites every other object all the same, says which one it could
-// not (a metric, and a Warning Event that kubectl describe crd shows), retries
-// that one alone, keeps storedVersions until it is rewritten, and completes
-// once the policy lets it be.
+// migration (release 6's, from v1beta1 to v1) rewrites every other object
+// all the same, says which one it could not (a metric, and a Warning Event
+// that kubectl describe crd shows), retries that one alone, keeps
+// storedVersions until it is rewritten, and completes once the policy lets
+// it be.
 func TestMigratorGoesOnPastObjectsItCannotRewrite(t *testing.T) {
 	etcd := etcdClient(t)
 
-	setStorageVersion(t, "v1alpha1")
+	// Release 5: everything stored as v1beta1, storedVersions [v1beta1].
+	setStorageVersion(t, "v1beta1")
+	migrate(t, &storagemigration.Migrator{Reader: env.Client, Writer: env.Client})
 	ns := env.Namespace(t)
 	for _, name := range []string{"a", "b", "blocked", "c"} {
 		env.Create(t, ns,
@@ -45,7 +48,7 @@ func TestMigratorGoesOnPastObjectsItCannotRewrite(t *testing.T) {
 			&v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: name}}})
 	}
-	setStorageVersion(t, "v1beta1")
+	setStorageVersion(t, "v1")
 	lift := denyUpdates(t, ns, "blocked")
 
 	patches := &patchCounter{counts: map[string]int{}}
@@ -62,17 +65,17 @@ func TestMigratorGoesOnPastObjectsItCannotRewrite(t *testing.T) {
 	// One Task cannot hold up the TaskRuns' CRD, nor the other Tasks.
 	testenv.Eventually(t, func() (bool, string) {
 		got := storedVersions(t, "taskruns.minitask.dev")
-		return slices.Equal(got, []string{"v1beta1"}), fmt.Sprint(got)
+		return slices.Equal(got, []string{"v1"}), fmt.Sprint(got)
 	}, "the TaskRuns' storedVersions to be trimmed")
 	testenv.Eventually(t, func() (bool, string) {
 		n := patches.count("tasks/blocked")
 		return n >= 3, fmt.Sprintf("%d attempts", n)
 	}, "the blocked Task to be retried")
-	if got := storedVersions(t, "tasks.minitask.dev"); !cmp.Equal(slices.Sorted(slices.Values(got)), []string{"v1alpha1", "v1beta1"}) {
-		t.Errorf("with a Task not rewritten, the Tasks' storedVersions = %v, want [v1alpha1 v1beta1] kept", got)
+	if got := storedVersions(t, "tasks.minitask.dev"); !cmp.Equal(got, []string{"v1beta1", "v1"}) {
+		t.Errorf("with a Task not rewritten, the Tasks' storedVersions = %v, want [v1beta1 v1] kept", got)
 	}
-	if diff := cmp.Diff(map[string]string{"tasks/blocked": "minitask.dev/v1alpha1"}, notStoredIn(t, etcd, ns, "minitask.dev/v1beta1")); diff != "" {
-		t.Errorf("objects not stored as v1beta1 while the policy denies one (-want +got):\n%s", diff)
+	if diff := cmp.Diff(map[string]string{"tasks/blocked": "minitask.dev/v1beta1"}, notStoredIn(t, etcd, ns, "minitask.dev/v1")); diff != "" {
+		t.Errorf("objects not stored as v1 while the policy denies one (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]int{}, patches.retried("tasks/blocked")); diff != "" {
 		t.Errorf("objects rewritten more than once (-want +got):\n%s", diff)
@@ -85,22 +88,22 @@ func TestMigratorGoesOnPastObjectsItCannotRewrite(t *testing.T) {
 		return diff == "", diff
 	}, "minitask_storage_migration_objects_not_rewritten (-want +got)")
 	// What an operator who wonders why storedVersions was not trimmed sees.
-	wantWarning := fmt.Sprintf(`Warning\s+StorageMigrationIncomplete\s.*1 object not rewritten in v1beta1, so status.storedVersions still lists (v1alpha1, v1beta1|v1beta1, v1alpha1); rewriting Task %s/blocked: .*a policy forbids changing blocked`, ns)
+	wantWarning := fmt.Sprintf(`Warning\s+StorageMigrationIncomplete\s.*1 object not rewritten in v1, so status.storedVersions still lists v1beta1, v1; rewriting Task %s/blocked: .*a policy forbids changing blocked`, ns)
 	awaitDescribeCRD(t, "tasks.minitask.dev", wantWarning)
 
 	lift()
 	testenv.Eventually(t, func() (bool, string) {
 		got := storedVersions(t, "tasks.minitask.dev")
-		return slices.Equal(got, []string{"v1beta1"}), fmt.Sprint(got)
+		return slices.Equal(got, []string{"v1"}), fmt.Sprint(got)
 	}, "the Tasks' storedVersions to be trimmed once the policy allows the rewrite")
-	if diff := cmp.Diff(map[string]string{}, notStoredIn(t, etcd, ns, "minitask.dev/v1beta1")); diff != "" {
-		t.Errorf("objects not stored as v1beta1 after the migration (-want +got):\n%s", diff)
+	if diff := cmp.Diff(map[string]string{}, notStoredIn(t, etcd, ns, "minitask.dev/v1")); diff != "" {
+		t.Errorf("objects not stored as v1 after the migration (-want +got):\n%s", diff)
 	}
 	wantNotRewritten = map[string]float64{"tasks.minitask.dev": 0, "taskruns.minitask.dev": 0}
 	if diff := cmp.Diff(wantNotRewritten, gauges(t, "minitask_storage_migration_objects_not_rewritten")); diff != "" {
 		t.Errorf("minitask_storage_migration_objects_not_rewritten after the migration (-want +got):\n%s", diff)
 	}
-	awaitDescribeCRD(t, "tasks.minitask.dev", `Normal\s+StorageMigrationComplete\s.*every object is rewritten in v1beta1; status.storedVersions is now \[v1beta1\]`)
+	awaitDescribeCRD(t, "tasks.minitask.dev", `Normal\s+StorageMigrationComplete\s.*every object is rewritten in v1; status.storedVersions is now \[v1\]`)
 }
 
 // denyUpdates installs a ValidatingAdmissionPolicy that denies every update

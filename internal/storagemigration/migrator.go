@@ -1,10 +1,13 @@
 // Package storagemigration rewrites minitask objects that are still stored in
-// an older API version, then drops that version from the CRD's
-// status.storedVersions, so that a later release can stop serving it. After an
-// upgrade from the first release, objects written back then stay stored as
-// v1alpha1 until something rewrites them; the manager does that itself. Once
-// a version is no longer served, it also drops the managedFields entries that
-// name it, so that the version can then be removed (managedfields.go).
+// another API version than the CRD's storage version, then trims the CRD's
+// status.storedVersions to the storage version alone, so that a later
+// release can stop serving the others. Objects stay stored in the version
+// they were written in until something rewrites them, and the manager does
+// that itself, whichever versions they are: v1alpha1 (the first release's)
+// after the upgrade to release 2, v1beta1 and v1alpha1 after the upgrade to
+// release 6, which stores v1. Once a version is no longer served, it also
+// drops the managedFields entries that name it, so that the version can then
+// be removed (managedfields.go).
 //
 // One object that cannot be rewritten (an admission policy denying its
 // update, say) does not hold up the others: the migration rewrites the rest,
