@@ -366,6 +366,7 @@ type StepState struct {
 // TaskRun runs a Task once, as one Pod.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=tr,categories=minitask
 // +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.spec.taskRef.name`

@@ -39,7 +39,7 @@ type Step struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=tsk,categories=minitask
-// +kubebuilder:deprecatedversion:warning="minitask.dev/v1alpha1 Task is deprecated; use minitask.dev/v1beta1 Task"
+// +kubebuilder:deprecatedversion:warning="minitask.dev/v1alpha1 Task is deprecated; use minitask.dev/v1 Task"
 type Task struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

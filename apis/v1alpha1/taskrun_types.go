@@ -60,7 +60,7 @@ type TaskRunStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=tr,categories=minitask
-// +kubebuilder:deprecatedversion:warning="minitask.dev/v1alpha1 TaskRun is deprecated; use minitask.dev/v1beta1 TaskRun"
+// +kubebuilder:deprecatedversion:warning="minitask.dev/v1alpha1 TaskRun is deprecated; use minitask.dev/v1 TaskRun"
 // +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.spec.taskRef`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -201,7 +201,7 @@ type Step struct {
 // Task is a reusable list of container steps.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:storageversion
+// +kubebuilder:deprecatedversion:warning="minitask.dev/v1beta1 Task is deprecated; use minitask.dev/v1 Task"
 // +kubebuilder:resource:shortName=tsk,categories=minitask
 // +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -347,7 +347,7 @@ type StepState struct {
 // TaskRun runs a Task once, as one Pod.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:storageversion
+// +kubebuilder:deprecatedversion:warning="minitask.dev/v1beta1 TaskRun is deprecated; use minitask.dev/v1 TaskRun"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=tr,categories=minitask
 // +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.spec.taskRef.name`

@@ -178,16 +178,12 @@ func TestCheck(t *testing.T) {
 			editCurrent: func(s CRDSet) { removeVersion(s[tasks], "v1alpha1") },
 		},
 		"storage version changed, old one kept": {
-			editRelease: func(s CRDSet) {
-				version(s[taskRuns], "v1alpha1").Storage = true
-				version(s[taskRuns], "v1beta1").Storage = false
-			},
+			editRelease: func(s CRDSet) { setStorage(s[taskRuns], "v1alpha1") },
 		},
 		"storage version changed, old one removed": {
 			editRelease: func(s CRDSet) {
-				v := version(s[taskRuns], "v1alpha1")
-				v.Storage, v.Served = true, false
-				version(s[taskRuns], "v1beta1").Storage = false
+				setStorage(s[taskRuns], "v1alpha1")
+				version(s[taskRuns], "v1alpha1").Served = false
 			},
 			editCurrent: func(s CRDSet) { removeVersion(s[taskRuns], "v1alpha1") },
 			want:        []Problem{{CRD: taskRuns, Version: "v1alpha1", Kind: StorageChanged}},
@@ -308,6 +304,13 @@ func atomicSteps(s CRDSet) {
 	edit(s, tasks, "v1beta1", "spec.steps", func(p *apiextensionsv1.JSONSchemaProps) {
 		p.XListType, p.XListMapKeys = nil, nil
 	})
+}
+
+// setStorage makes the named version crd's storage version, and no other.
+func setStorage(crd *apiextensionsv1.CustomResourceDefinition, name string) {
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == name
+	}
 }
 
 func removeVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) {

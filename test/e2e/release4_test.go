@@ -16,15 +16,17 @@ import (
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
-// TestUpgradeFromRelease4 rehearses the upgrade from release 4 to release 5
-// (the current tree), which serves v1 beside v1alpha1 and v1beta1 and
-// stores v1beta1 still (API.md, "Releases 5 and 6"): release 4's CRDs and
-// its real manager, built from git history (frozen_release_test.go); Tasks
-// and runs written through both versions it served by each kind of writer
+// TestUpgradeFromRelease4 rehearses the upgrade from release 4 to release 5,
+// which serves v1 beside v1alpha1 and v1beta1 and stores v1beta1 still
+// (API.md, "Releases 5 and 6"): release 4's CRDs and its real manager,
+// built from git history (frozen_release_test.go); Tasks and runs written
+// through both versions it served by each kind of writer
 // (release4_objects_test.go), runs in flight, and manifests a user saved of
-// them; then the current CRDs and manager. Every run in flight must finish
+// them; then release 5's CRDs and real manager, as it shipped (the upgrade
+// from release 5 to the current tree is TestUpgradeFromRelease5's). Every run in flight must finish
 // once through the Pod it had, every object read the same through
 // v1alpha1 and v1beta1 and as its v1beta1 view through v1, keep its
 // managedFields, and be stored as v1beta1 still; the saved manifests must
@@ -32,14 +34,17 @@ import (
 // (v1_objects_test.go), and what only release 6 can run is refused.
 func TestUpgradeFromRelease4(t *testing.T) {
 	t.Parallel()
-	r := newV1Rehearsal(t, "upgrade-4")
+	r := newV1Rehearsal(t, "upgrade-4", release4, release5)
+	// The runs in flight must outlast the upgrade, not the build of
+	// release 5's manager: it is built before they start.
+	release5.build(t)
 	r.installRelease(release4, views{}, nil)
 	r.lap("install release 4")
 	before := r.createRelease4Objects()
 	saved := r.saveManifests()
 	r.lap("release 4")
 
-	r.upgradeToCurrent(before, release4InFlight, r.runningPods(r4Running, r4aRunning)...)
+	r.installRelease(release5, before, release4InFlight, r.runningPods(r4Running, r4aRunning)...)
 	r.lap("upgrade to release 5")
 	r.checkRunsFinished(release4Outcomes, 2*release4RunningSeconds*time.Second, "of release 4, after the upgrade")
 	r.checkRunPods(r4Running, r4aRunning, r4New)
@@ -51,7 +56,7 @@ func TestUpgradeFromRelease4(t *testing.T) {
 	r.checkV1Views("after the upgrade from release 4")
 	r.checkManagerLog("after the upgrade from release 4")
 	r.checkPods()
-	r.checkStorageMigrated()
+	r.checkStorageMigrated(frozenStorage)
 	r.lap("runs in flight finished")
 
 	r.reapply(saved, before)
@@ -63,13 +68,13 @@ func TestUpgradeFromRelease4(t *testing.T) {
 	r.checkV1Views("after writes through v1")
 	r.checkManagerLog("after writes through v1")
 	r.checkPods()
-	r.checkStorageMigrated()
+	r.checkStorageMigrated(frozenStorage)
 	r.lap("objects through v1")
 	r.report("release 4 → 5")
 }
 
-// v1Rehearsal carries what the rehearsals of release 5 share: the objects
-// as each was last written, through its version.
+// v1Rehearsal carries what the rehearsals of releases 5 and 6 share: the
+// objects as each was last written, through its version.
 type v1Rehearsal struct {
 	*rehearsal
 	// written are the objects as each was last written, by kind/name, each
@@ -80,9 +85,16 @@ type v1Rehearsal struct {
 }
 
 // newV1Rehearsal creates cluster e2e-NAME with no minitask installed, and
-// starts building release 4's manager meanwhile.
-func newV1Rehearsal(t *testing.T, name string) *v1Rehearsal {
-	return &v1Rehearsal{rehearsal: newRehearsal(t, name, release4), written: map[string]client.Object{}}
+// starts building the managers of releases meanwhile.
+func newV1Rehearsal(t *testing.T, name string, releases ...*frozenRelease) *v1Rehearsal {
+	repo, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, release := range releases {
+		release.prefetch(repo)
+	}
+	return &v1Rehearsal{rehearsal: newRehearsalOn(t, name, withoutMinitask), written: map[string]client.Object{}}
 }
 
 // report writes what the rehearsal checked to the test log.
@@ -99,8 +111,8 @@ func (r *v1Rehearsal) report(what string) {
 		outcomes[outcome(run)]++
 	}
 	r.t.Logf("%s rehearsal report:\n  written, by version: %v\n  TaskRuns by outcome: %v\n  checked: %d objects through v1alpha1 and v1beta1 "+
-		"(listed and read one by one), %d object reads through v1; %d Pods, one per run that needs one\n  etcd: %v; storedVersions of both CRDs: [v1beta1]\n  %s",
-		what, byVersion, outcomes, len(all.betaTasks)+len(all.betaRuns), r.v1Checked, r.pods, r.stored, r.timesLine())
+		"(listed and read one by one), %d object reads through v1; %d Pods, one per run that needs one\n  etcd: %v; storedVersions of both CRDs: [%s]\n  %s",
+		what, byVersion, outcomes, len(all.betaTasks)+len(all.betaRuns), r.v1Checked, r.pods, r.stored, r.storage, r.timesLine())
 }
 
 // runningPods are the Pods of the named runs, as their status names them.

@@ -22,9 +22,10 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// TestRollbackToRelease4 rehearses the rollback from release 5 (the
-// current tree) to release 4, as docs/upgrading.md tells an operator to
-// roll back, and the roll forward after it. Release 5's objects are written
+// TestRollbackToRelease4 rehearses the rollback from release 5 (as it
+// shipped: its CRDs and real manager, built from git history) to release 4,
+// as docs/upgrading.md tells an operator to roll back, and the roll forward
+// after it. Release 5's objects are written
 // through all three versions it serves, v1 included (string params,
 // timeouts.total, a param said to be a string), with runs in flight; then
 // release 4's CRDs and real manager are installed. Release 4's CRDs must be
@@ -37,11 +38,11 @@ import (
 // object through every version as before the rollback.
 func TestRollbackToRelease4(t *testing.T) {
 	t.Parallel()
-	r := newV1Rehearsal(t, "rollback-4")
+	r := newV1Rehearsal(t, "rollback-4", release5, release4)
 	// The runs in flight must outlast the rollback, not the build of
 	// release 4's manager: it is built before they start.
 	release4.build(t)
-	r.upgradeToCurrent(views{}, nil)
+	r.installRelease(release5, views{}, nil)
 	r.lap("install release 5")
 	before := r.createRelease5Objects()
 	r.checkV1Views("under release 5")
@@ -60,10 +61,10 @@ func TestRollbackToRelease4(t *testing.T) {
 	r.applyV1ObjectsThroughV1beta1()
 	r.checkManagerLog("after the rollback to release 4")
 	r.checkPods()
-	r.checkStorageMigrated()
+	r.checkStorageMigrated(frozenStorage)
 	r.lap("runs in flight finished")
 
-	r.upgradeToCurrent(r.readViews(), nil)
+	r.installRelease(release5, r.readViews(), nil)
 	// Listed, the objects that nothing wrote since the roll forward are as
 	// release 4's manager converted them when release 5's CRDs came in (see
 	// getViews): without the v1 member of the stash. Read one by one, they
@@ -74,7 +75,7 @@ func TestRollbackToRelease4(t *testing.T) {
 	r.checkV1Views("after the roll forward to release 5")
 	r.checkManagerLog("after the roll forward to release 5")
 	r.checkPods()
-	r.checkStorageMigrated()
+	r.checkStorageMigrated(frozenStorage)
 	r.lap("roll forward to release 5")
 	r.report("release 5 → 4 → 5")
 }

@@ -21,24 +21,34 @@ import (
 // crdNames are minitask's CustomResourceDefinitions.
 var crdNames = []string{"tasks.minitask.dev", "taskruns.minitask.dev"}
 
+// currentStorage is the version the current release stores: v1, from
+// release 6. Every frozen release the rehearsals run stored v1beta1 (the
+// first release's v1alpha1 is checked by the first release's own tests).
+const (
+	currentStorage = "v1"
+	frozenStorage  = "v1beta1"
+)
+
 // checkStorageMigrated waits until the manager's storage migration has
-// trimmed both CRDs' storedVersions to [v1beta1], then reads etcd itself:
-// every minitask object must be stored as v1beta1.
-func (r *rehearsal) checkStorageMigrated() {
-	r.stored = checkStorageMigrated(r.t, r.c)
+// trimmed both CRDs' storedVersions to [version], the storage version of
+// the release running, then reads etcd itself: every minitask object must
+// be stored as version.
+func (r *rehearsal) checkStorageMigrated(version string) {
+	r.stored = checkStorageMigrated(r.t, r.c, version)
+	r.storage = version
 }
 
 // checkStorageMigrated is rehearsal.checkStorageMigrated on cluster c; it
 // returns the minitask keys in etcd by the apiVersion they are stored in.
-func checkStorageMigrated(t testing.TB, c *cluster) map[string]int {
+func checkStorageMigrated(t testing.TB, c *cluster, version string) map[string]int {
 	t.Helper()
 	for _, name := range crdNames {
-		waitFor(t, time.Minute, "the storage migration of "+name, func(ctx context.Context) error {
+		waitFor(t, time.Minute, "the storage migration of "+name+" to "+version, func(ctx context.Context) error {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			if err := c.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 				return err
 			}
-			if !slices.Equal(crd.Status.StoredVersions, []string{"v1beta1"}) {
+			if !slices.Equal(crd.Status.StoredVersions, []string{version}) {
 				return fmt.Errorf("storedVersions %v", crd.Status.StoredVersions)
 			}
 			return nil
@@ -56,6 +66,7 @@ func checkStorageMigrated(t testing.TB, c *cluster) map[string]int {
 	if err != nil {
 		t.Fatalf("reading etcd: %v", err)
 	}
+	want := minitaskGroup + "/" + version
 	stored := map[string]int{}
 	for _, kv := range resp.Kvs {
 		var obj struct {
@@ -65,8 +76,8 @@ func checkStorageMigrated(t testing.TB, c *cluster) map[string]int {
 			t.Fatalf("decoding etcd key %s: %v", kv.Key, err)
 		}
 		stored[obj.APIVersion]++
-		if obj.APIVersion != "minitask.dev/v1beta1" {
-			t.Errorf("etcd key %s is stored as %s, want minitask.dev/v1beta1", kv.Key, obj.APIVersion)
+		if obj.APIVersion != want {
+			t.Errorf("etcd key %s is stored as %s, want %s", kv.Key, obj.APIVersion, want)
 		}
 	}
 	var tasks v1beta1.TaskList
@@ -76,8 +87,11 @@ func checkStorageMigrated(t testing.TB, c *cluster) map[string]int {
 			t.Fatalf("listing %T: %v", list, err)
 		}
 	}
-	if diff := cmp.Diff(map[string]int{"minitask.dev/v1beta1": len(tasks.Items) + len(runs.Items)}, stored); diff != "" {
+	if diff := cmp.Diff(map[string]int{want: len(tasks.Items) + len(runs.Items)}, stored); diff != "" {
 		t.Errorf("minitask objects in etcd by the apiVersion they are stored in (-want +got):\n%s", diff)
 	}
 	return stored
 }
+
+// minitaskGroup is the API group of Tasks and TaskRuns.
+const minitaskGroup = "minitask.dev"

@@ -31,7 +31,7 @@ import (
 // that their managedFields name minitask.dev/v1alpha1. Before each stage,
 // what the operator must do is done by the manager (its storage migration,
 // on restart) and checked with the documented commands: storedVersions is
-// [v1beta1], and, before the removal, no managedFields entry names
+// [v1] (release 6 stores v1), and, before the removal, no managedFields entry names
 // v1alpha1. After each, v1beta1 clients (server-side apply, client-side
 // apply, updates), the controller and kubectl task work with no error, and
 // a v1alpha1 client gets a 404. One object given back a v1alpha1 entry just
@@ -69,7 +69,7 @@ func TestUnserveV1alpha1(t *testing.T) {
 	if got := waitFinished(t, u.c, time.Minute, runAcross); outcome(got[runAcross]) != "True/Succeeded" {
 		t.Errorf("TaskRun %s, in flight when v1alpha1 was unserved, ended %s, want True/Succeeded", runAcross, outcome(got[runAcross]))
 	}
-	u.checkStorageMigrated()
+	u.checkStorageMigrated(currentStorage)
 	u.t.Logf("unserving rehearsal: %d objects had managedFields naming v1alpha1 (%s); %s",
 		len(u.named), strings.Join(u.named, ", "), u.timesLine())
 }
@@ -217,12 +217,13 @@ func (u *unserving) restartManager() {
 }
 
 // checkStoredVersions runs docs/upgrading.md's check that storedVersions is
-// [v1beta1] (the storage migration has run to its end): the first thing an
+// [v1] (the storage migration has run to its end): the first thing an
 // operator checks before either stage.
 func (u *unserving) checkStoredVersions() {
 	t := u.t
 	var out string
-	waitFor(t, time.Minute, "storedVersions [v1beta1] in "+strings.Join(crdNames, " and "), func(ctx context.Context) error {
+	want := "[" + currentStorage + "]"
+	waitFor(t, time.Minute, "storedVersions "+want+" in "+strings.Join(crdNames, " and "), func(ctx context.Context) error {
 		var err error
 		if out, err = u.c.runKubectl(ctx, append(append([]string{"get", "crd"}, crdNames...),
 			"-o", "custom-columns=NAME:.metadata.name,STORED:.status.storedVersions")...); err != nil {
@@ -233,7 +234,7 @@ func (u *unserving) checkStoredVersions() {
 			return fmt.Errorf("kubectl printed %q", out)
 		}
 		for _, line := range lines {
-			if f := strings.Fields(line); len(f) != 2 || f[1] != "[v1beta1]" {
+			if f := strings.Fields(line); len(f) != 2 || f[1] != want {
 				return fmt.Errorf("kubectl printed %q", out)
 			}
 		}

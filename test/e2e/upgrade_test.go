@@ -50,7 +50,7 @@ func TestUpgradeFromFirstRelease(t *testing.T) {
 	// the storage of everything the first release wrote; the running run
 	// runs on through the next upgrade.
 	waitFinished(t, r.c, time.Minute, runNew, runPending)
-	r.checkStorageMigrated()
+	r.checkStorageMigrated(frozenStorage)
 	r.lap("release 2 takes over")
 
 	before := r.createRelease2Objects()
@@ -67,7 +67,7 @@ func TestUpgradeFromFirstRelease(t *testing.T) {
 	r.writeV1beta1ObjectsThroughV1alpha1()
 	r.lap("v1beta1 objects through v1alpha1")
 	r.checkPods()
-	r.checkStorageMigrated()
+	r.checkStorageMigrated(currentStorage)
 	r.report()
 }
 
@@ -91,7 +91,7 @@ func TestUpgradeFromRelease2(t *testing.T) {
 	r.writeRelease3FieldsThroughV1alpha1()
 	r.lap("release 3's fields through v1alpha1")
 	r.checkPods()
-	r.checkStorageMigrated()
+	r.checkStorageMigrated(currentStorage)
 	r.report()
 }
 
@@ -123,8 +123,10 @@ type rehearsal struct {
 	keptPods map[string]string
 	// pods is how many Pods the Pod check found.
 	pods int
-	// stored counts the minitask keys in etcd by apiVersion, at the last check.
-	stored map[string]int
+	// stored counts the minitask keys in etcd by apiVersion, at the last
+	// check, and storage is the version that check wanted.
+	stored  map[string]int
+	storage string
 
 	start time.Time
 	times map[string]time.Duration
@@ -319,7 +321,7 @@ func (r *rehearsal) report() {
 	}
 	fmt.Fprintf(&b, "\n  checked: %d objects, each read through v1alpha1 and v1beta1; %d Pods, one per run that needs one",
 		len(all.betaTasks)+len(all.betaRuns), r.pods)
-	fmt.Fprintf(&b, "\n  etcd: %v; storedVersions of both CRDs: [v1beta1]\n  %s", r.stored, r.timesLine())
+	fmt.Fprintf(&b, "\n  etcd: %v; storedVersions of both CRDs: [%s]\n  %s", r.stored, r.storage, r.timesLine())
 	r.t.Log(b.String())
 }
 

@@ -245,14 +245,19 @@ func testKubectlAppliesSamplesInBothVersions(t *testing.T) {
 	if want.Len() < 2 {
 		t.Fatalf("kubectl apply created fewer than 2 TaskRuns:\n%s", out)
 	}
-	for _, version := range []string{"v1alpha1", "v1beta1"} {
+	for _, version := range []string{"v1alpha1", "v1beta1", "v1"} {
 		out, stderr, err := env.RunKubectl("get", "taskruns."+version+".minitask.dev", "-n", ns, "-o", "name")
 		if err != nil {
 			t.Fatalf("kubectl get taskruns.%s: %v\n%s%s", version, err, out, stderr)
 		}
-		// v1alpha1 is served deprecated, with a warning that names v1beta1.
-		if deprecated := strings.Contains(stderr, "deprecated") && strings.Contains(stderr, "minitask.dev/v1beta1"); deprecated != (version == "v1alpha1") {
-			t.Errorf("kubectl get taskruns.%s warned %q; want a deprecation warning naming v1beta1 only for v1alpha1", version, stderr)
+		// From release 6, v1alpha1 and v1beta1 are served deprecated, each
+		// with a warning that names v1, the version to move to.
+		warning := ""
+		if version != "v1" {
+			warning = "Warning: minitask.dev/" + version + " TaskRun is deprecated; use minitask.dev/v1 TaskRun\n"
+		}
+		if stderr != warning {
+			t.Errorf("kubectl get taskruns.%s warned %q; want %q", version, stderr, warning)
 		}
 		got := sets.New[string]()
 		for _, line := range strings.Fields(out) {

@@ -11,8 +11,10 @@ import (
 )
 
 // The conversions between the spokes are what the API server asks of the
-// webhook when a v1alpha1 client reads or writes what is stored as v1beta1:
-// each goes through the hub, as NewHubSpokeConverter does. The stash guard
+// webhook when a v1alpha1 client reads or writes what is stored as v1beta1
+// (everything until release 6, and after it what its storage migration has
+// not rewritten in v1 yet), and when it sends a v1alpha1 write to a webhook
+// of v1beta1: each goes through the hub, as NewHubSpokeConverter does. The stash guard
 // judges a v1alpha1 write by what they store; the tests of releases 2 to 4,
 // written when v1beta1 was the hub, hold them to the same behaviour.
 

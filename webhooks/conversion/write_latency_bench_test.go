@@ -12,28 +12,34 @@ import (
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
-// BenchmarkWriteLatency measures what the conversion review that every
-// v1beta1 write costs (docs/conversion.md, "Conversion reviews on v1beta1
-// writes") adds to the write: 200 v1beta1 TaskRun creates, one after
-// another, timed by the client, with the reviews answered at once
-// (delay=0ms), with every review held 50 ms in front of the handler
-// (delay=50ms), and on an API server without watch cache (watch-cache=off),
-// which sends no review. It reports each case's p50, p99 and max (nearest
-// rank) and the reviews per create, and starts two API servers, one per
-// watch-cache setting. The review is the watch cache's, made after the
-// write has returned, so held reviews should not show in the creates'
-// latency: the benchmark is there to show that they do not.
+// BenchmarkWriteLatency measures what the conversion reviews of the watch
+// caches, which every change of a TaskRun costs (docs/conversion.md,
+// "Conversion reviews on v1beta1 writes"), add to the write: 200 TaskRun
+// creates through v1, the storage version, one after another, timed by the
+// client, with the reviews answered at once (delay=0ms), with every review
+// held 50 ms in front of the handler (delay=50ms), and on an API server
+// without watch cache (watch-cache=off), which sends none. It reports each
+// case's p50, p99 and max (nearest rank) and the reviews per create, and
+// starts two API servers, one per watch-cache setting. The validating
+// webhooks are deleted first: those whose rules name v1beta1 alone have the
+// API server convert a v1 create to judge their match conditions, a review
+// in the write's path, which would hide what the benchmark shows. The
+// caches' reviews are made after the write has returned, so held reviews
+// should not show in the creates' latency: the benchmark is there to show
+// that they do not. (A v1beta1 write, since release 6 stores v1, waits for
+// reviews of its own: to v1 to be stored, and back for the answer.)
 //
 // It ignores b.N: run it with -benchtime=1x. With -short it is skipped.
 func BenchmarkWriteLatency(b *testing.B) {
 	rec := &reviewRecorder{}
 	env := testenv.ForTest(b, rec.setup)
-	cached := &reviewWriter{env: env, rec: rec, ns: env.Namespace(b), hooks: true}
+	cached := &reviewWriter{env: env, rec: rec, ns: env.Namespace(b), version: "v1", hooks: true}
+	cached.dropValidatingWebhooks(b)
 	for _, delay := range []time.Duration{0, 50 * time.Millisecond} {
 		b.Run(fmt.Sprintf("watch-cache=on/delay=%dms", delay.Milliseconds()), func(b *testing.B) {
 			rec.setDelay(delay)
 			defer rec.setDelay(0)
-			reportCreateLatencies(b, cached, 1)
+			reportCreateLatencies(b, cached, len(watchCaches))
 		})
 	}
 	b.Run("watch-cache=off/delay=0ms", func(b *testing.B) {
@@ -41,7 +47,9 @@ func BenchmarkWriteLatency(b *testing.B) {
 		env := testenv.ForTest(b, rec.setup, func(e *envtest.Environment) {
 			e.ControlPlane.GetAPIServer().Configure().Set("watch-cache", "false")
 		})
-		reportCreateLatencies(b, &reviewWriter{env: env, rec: rec, ns: env.Namespace(b), hooks: true}, 0)
+		w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(b), version: "v1", hooks: true}
+		w.dropValidatingWebhooks(b)
+		reportCreateLatencies(b, w, 0)
 	})
 }
 
@@ -69,7 +77,7 @@ func (w *reviewWriter) createLatencies(b testing.TB, n int) []time.Duration {
 		run := w.newRun()
 		start := time.Now()
 		if err := w.env.Client.Create(context.Background(), run); err != nil {
-			b.Fatalf("creating %s: %v", run.Name, err)
+			b.Fatalf("creating %s: %v", run.GetName(), err)
 		}
 		took = append(took, time.Since(start))
 	}

@@ -32,30 +32,92 @@ import (
 	"github.com/minitask-dev/minitask/webhooks/stashguard"
 )
 
-// Every v1beta1 write of a TaskRun costs one conversion review per other
-// served version, v1beta1 to v1alpha1 and (since release 5) to v1, though
-// v1beta1 is the storage version and no client asked for either. These tests pin where it comes from (docs/conversion.md,
-// "Conversion reviews on v1beta1 writes"): the API server keeps one storage,
-// and so one watch cache, per served version; the v1alpha1 one decodes every
-// change it sees in etcd into v1alpha1, whoever wrote it and whether or not
-// anyone watches v1alpha1. Admission, field management and the status
-// subresource convert nothing on a v1beta1 write.
+// Every change of a TaskRun costs one conversion review per served version
+// that is not stored: since release 6 stores v1, v1 to v1alpha1 and v1 to
+// v1beta1, whoever made the change and whichever version they wrote
+// through. A write through v1beta1, which is no longer stored, costs its
+// own reviews besides: its object to v1 to store it, and what was stored
+// back to v1beta1 for the answer (and an update, the stored object as the
+// v1beta1 watch cache holds it to v1 again, to compare with what etcd
+// holds). These tests pin where each comes from (docs/conversion.md,
+// "Conversion reviews on v1beta1 writes"): the API server keeps one storage, and
+// so one watch cache, per served version; each decodes every change it
+// sees in etcd into its own version, whoever wrote it and whether or not
+// anyone watches that version.
 
-// oneToEachOtherVersion is what one change of one TaskRun costs: the v1 and the
-// v1alpha1 watch caches' decodes of it.
-var oneToEachOtherVersion = []string{"v1beta1->v1", "v1beta1->v1alpha1"}
+// watchCaches is what one change of one TaskRun costs whoever writes it:
+// the v1alpha1 and the v1beta1 watch caches' decodes of it.
+var watchCaches = []string{"v1->v1alpha1", "v1->v1beta1"}
+
+// The kinds of write, for what each costs its writer.
+const (
+	create       = "create"
+	update       = "update"
+	statusUpdate = "status update"
+	remove       = "delete"
+)
+
+// v1beta1Request is what a v1beta1 write of each kind costs itself, its
+// watch caches aside, with the API server's watch cache on: a create, the
+// new object to v1 and the stored one back to v1beta1 for the answer; an
+// update (status or not, patch, server-side apply), besides, the stored
+// object, which it takes from the v1beta1 watch cache, to v1 again to
+// compare with what etcd holds; a delete, that, the stored object for the
+// answer, and the deleted one as etcd hands it back.
+var v1beta1Request = map[string][]string{
+	create:       {"v1->v1beta1", "v1beta1->v1"},
+	update:       {"v1->v1beta1", "v1beta1->v1", "v1beta1->v1"},
+	statusUpdate: {"v1->v1beta1", "v1beta1->v1", "v1beta1->v1"},
+	remove:       {"v1->v1beta1", "v1->v1beta1", "v1beta1->v1"},
+}
+
+// v1beta1RequestWithoutCache is v1beta1Request with no watch cache: an
+// update or a delete then reads the stored object from etcd, into v1beta1,
+// rather than take it from the cache.
+var v1beta1RequestWithoutCache = map[string][]string{
+	create:       {"v1->v1beta1", "v1beta1->v1"},
+	update:       {"v1->v1beta1", "v1->v1beta1", "v1beta1->v1"},
+	statusUpdate: {"v1->v1beta1", "v1->v1beta1", "v1beta1->v1"},
+	remove:       {"v1->v1beta1", "v1->v1beta1", "v1->v1beta1"},
+}
+
+// v1Request is what a v1 write costs itself, its watch caches aside: only
+// the conversions for the webhooks whose rules name v1beta1 alone, with
+// matchPolicy Equivalent, to which the API server sends the object
+// converted to v1beta1, and which it converts to judge their match
+// conditions even when they do not match: the ServiceAccount check's, on
+// every create, and the condition-times check's, on every status update,
+// the object and the stored one.
+var v1Request = map[string][]string{
+	create:       {"v1->v1beta1"},
+	statusUpdate: {"v1->v1beta1", "v1->v1beta1"},
+}
+
+// plus returns each kind's reviews with more appended, sorted as the
+// recorder takes them.
+func plus(request map[string][]string, more ...string) map[string][]string {
+	out := map[string][]string{}
+	for _, kind := range []string{create, update, statusUpdate, remove} {
+		reviews := append(append([]string{}, request[kind]...), more...)
+		sort.Strings(reviews)
+		out[kind] = reviews
+	}
+	return out
+}
 
 func TestConversionReviewsOnV1beta1Writes(t *testing.T) {
 	rec := &reviewRecorder{}
 	env := testenv.ForTest(t, rec.setup)
-	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), hooks: true}
+	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), version: "v1beta1", hooks: true}
+	want := plus(v1beta1Request, watchCaches...)
 
-	t.Run("all webhooks", func(t *testing.T) { w.checkEveryWrite(t, oneToEachOtherVersion) })
+	t.Run("all webhooks", func(t *testing.T) { w.checkEveryWrite(t, want) })
 	t.Run("a write straight into etcd", func(t *testing.T) {
-		// No API request at all: nothing but the watch cache sees this change.
+		// No API request at all: nothing but the watch caches see this
+		// change, made as release 6 stores it.
 		w.rec.take()
-		env.PutInEtcd(t, "taskruns", w.ns, "from-etcd", []byte(`{"apiVersion":"minitask.dev/v1beta1","kind":"TaskRun","spec":{"taskRef":{"name":"t"}}}`))
-		if diff := cmp.Diff(oneToEachOtherVersion, w.rec.wait(len(oneToEachOtherVersion))); diff != "" {
+		env.PutInEtcd(t, "taskruns", w.ns, "from-etcd", []byte(`{"apiVersion":"minitask.dev/v1","kind":"TaskRun","spec":{"taskRef":{"name":"t"}}}`))
+		if diff := cmp.Diff(watchCaches, w.rec.wait(len(watchCaches))); diff != "" {
 			t.Errorf("reviews (-want +got):\n%s", diff)
 		}
 	})
@@ -63,84 +125,100 @@ func TestConversionReviewsOnV1beta1Writes(t *testing.T) {
 		// Its watchers share the cache's v1alpha1 objects: no review more.
 		stop := w.watchV1alpha1(t, 3)
 		defer stop()
-		w.checkEveryWrite(t, oneToEachOtherVersion)
+		w.checkEveryWrite(t, want)
 	})
 	t.Run("no validating webhooks", func(t *testing.T) {
 		w.dropValidatingWebhooks(t)
-		w.checkEveryWrite(t, oneToEachOtherVersion)
+		w.checkEveryWrite(t, want)
 	})
+}
+
+// TestConversionReviewsOnV1Writes pins what a write through v1, the storage
+// version, costs: the watch caches' reviews, and those of the webhooks
+// whose rules name v1beta1 alone (v1Request). It is what the controller's
+// writes will cost once it writes v1.
+func TestConversionReviewsOnV1Writes(t *testing.T) {
+	rec := &reviewRecorder{}
+	env := testenv.ForTest(t, rec.setup)
+	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), version: "v1", hooks: true}
+	w.checkEveryWrite(t, plus(v1Request, watchCaches...))
 }
 
 // TestConversionReviewsWithoutWatchCache proves the attribution: with the
 // API server's watch cache off (--watch-cache=false, a cluster-wide flag; the
 // API server has no per-resource one for custom resources) a v1beta1 write
-// costs no review, and it is a v1alpha1 watcher that pays, one review per
-// change and per watcher, since each watch then decodes from etcd on its own.
+// costs only its own reviews, and it is a v1alpha1 watcher that pays for
+// the rest, one review per change and per watcher, since each watch then
+// decodes from etcd on its own.
 func TestConversionReviewsWithoutWatchCache(t *testing.T) {
 	rec := &reviewRecorder{}
 	env := testenv.ForTest(t, rec.setup, func(e *envtest.Environment) {
 		e.ControlPlane.GetAPIServer().Configure().Set("watch-cache", "false")
 	})
-	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), hooks: true}
+	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), version: "v1beta1", hooks: true}
 
-	t.Run("no watcher", func(t *testing.T) { w.checkEveryWrite(t, nil) })
+	t.Run("no watcher", func(t *testing.T) { w.checkEveryWrite(t, v1beta1RequestWithoutCache) })
 	t.Run("two v1alpha1 watches open", func(t *testing.T) {
 		stop := w.watchV1alpha1(t, 2)
 		defer stop()
-		w.checkEveryWrite(t, []string{"v1beta1->v1alpha1", "v1beta1->v1alpha1"})
+		w.checkEveryWrite(t, plus(v1beta1RequestWithoutCache, "v1->v1alpha1", "v1->v1alpha1"))
 	})
 }
 
-// reviewWriter makes the v1beta1 writes whose reviews a test counts.
+// reviewWriter makes the writes whose reviews a test counts, through one
+// version.
 type reviewWriter struct {
 	env *testenv.Env
 	rec *reviewRecorder
 	ns  string
 	n   int
+	// version is the version written through: v1beta1 or v1.
+	version string
 	// hooks is whether the validating webhooks are installed.
 	hooks bool
 }
 
-// checkEveryWrite makes each kind of v1beta1 write to a TaskRun, each on a
-// fresh run, and checks the reviews each one caused.
-func (w *reviewWriter) checkEveryWrite(t *testing.T, want []string) {
+// checkEveryWrite makes each kind of write to a TaskRun, each on a fresh
+// run, and checks the reviews each one caused: want, by the kind of write.
+func (w *reviewWriter) checkEveryWrite(t *testing.T, want map[string][]string) {
 	ctx := context.Background()
 	c := w.env.Client
 	for _, write := range []struct {
 		name string
+		kind string
 		// run, if set, changes the run before it is created; webhook is
 		// then the admission webhook the create must reach.
-		run     func(*v1beta1.TaskRun)
+		run     func(*unstructured.Unstructured)
 		webhook string
-		write   func(*v1beta1.TaskRun) error
+		write   func(*unstructured.Unstructured) error
 	}{
-		{name: "create"},
-		{name: "create naming a ServiceAccount", webhook: "/validate-minitask-dev-v1beta1-taskrun",
-			run: func(run *v1beta1.TaskRun) { run.Spec.ServiceAccountName = "builder" }},
-		{name: "create big enough for the stash guard", webhook: stashguard.TaskRunPath,
-			run: func(run *v1beta1.TaskRun) {
-				run.Spec.Params = []v1beta1.Param{{Name: "big", Value: strings.Repeat("x", 45<<10)}}
+		{name: "create", kind: create},
+		{name: "create naming a ServiceAccount", kind: create, webhook: "/validate-minitask-dev-v1beta1-taskrun",
+			run: func(run *unstructured.Unstructured) { set(t, run, "builder", "spec", "serviceAccountName") }},
+		{name: "create big enough for the stash guard", kind: create, webhook: stashguard.TaskRunPath,
+			run: func(run *unstructured.Unstructured) {
+				set(t, run, []any{map[string]any{"name": "big", "value": strings.Repeat("x", 45<<10)}}, "spec", "params")
 			}},
-		{name: "status update", write: func(run *v1beta1.TaskRun) error {
-			run.Status.PodName = run.Name + "-pod"
+		{name: "status update", kind: statusUpdate, write: func(run *unstructured.Unstructured) error {
+			set(t, run, run.GetName()+"-pod", "status", "podName")
 			return c.Status().Update(ctx, run)
 		}},
-		{name: "status merge patch", write: func(run *v1beta1.TaskRun) error {
+		{name: "status merge patch", kind: statusUpdate, write: func(run *unstructured.Unstructured) error {
 			return c.Status().Patch(ctx, run, client.RawPatch(types.MergePatchType, []byte(`{"status":{"podName":"p"}}`)))
 		}},
-		{name: "metadata merge patch", write: func(run *v1beta1.TaskRun) error {
+		{name: "metadata merge patch", kind: update, write: func(run *unstructured.Unstructured) error {
 			return c.Patch(ctx, run, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"a"}}}`)))
 		}},
-		{name: "server-side apply", write: func(run *v1beta1.TaskRun) error {
+		{name: "server-side apply", kind: update, write: func(run *unstructured.Unstructured) error {
 			apply := &unstructured.Unstructured{}
-			apply.SetAPIVersion(v1beta1.GroupVersion.String())
+			apply.SetAPIVersion(run.GetAPIVersion())
 			apply.SetKind("TaskRun")
-			apply.SetNamespace(run.Namespace)
-			apply.SetName(run.Name)
+			apply.SetNamespace(run.GetNamespace())
+			apply.SetName(run.GetName())
 			apply.SetLabels(map[string]string{"team": "b"})
 			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner("reviews-test"), client.ForceOwnership)
 		}},
-		{name: "delete", write: func(run *v1beta1.TaskRun) error { return c.Delete(ctx, run) }},
+		{name: "delete", kind: remove, write: func(run *unstructured.Unstructured) error { return c.Delete(ctx, run) }},
 	} {
 		t.Run(write.name, func(t *testing.T) {
 			run := w.newRun()
@@ -150,21 +228,29 @@ func (w *reviewWriter) checkEveryWrite(t *testing.T, want []string) {
 			calls := webhookCalls(t, write.webhook)
 			w.rec.take()
 			if err := c.Create(ctx, run); err != nil {
-				t.Fatalf("creating %s: %v", run.Name, err)
+				t.Fatalf("creating %s: %v", run.GetName(), err)
 			}
 			if write.webhook != "" && webhookCalls(t, write.webhook) == calls && w.hooks {
 				t.Errorf("the create did not reach %s", write.webhook)
 			}
 			if write.write != nil {
-				w.rec.wait(len(want))
+				w.rec.wait(len(want[create]))
 				if err := write.write(run); err != nil {
-					t.Fatalf("%s of %s: %v", write.name, run.Name, err)
+					t.Fatalf("%s of %s: %v", write.name, run.GetName(), err)
 				}
 			}
-			if diff := cmp.Diff(want, w.rec.wait(len(want)), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("reviews of one v1beta1 %s (-want +got):\n%s", write.name, diff)
+			if diff := cmp.Diff(want[write.kind], w.rec.wait(len(want[write.kind])), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("reviews of one %s %s (-want +got):\n%s", w.version, write.name, diff)
 			}
 		})
+	}
+}
+
+// set sets the field at path of obj to value.
+func set(t *testing.T, obj *unstructured.Unstructured, value any, path ...string) {
+	t.Helper()
+	if err := unstructured.SetNestedField(obj.Object, value, path...); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -177,10 +263,15 @@ func webhookCalls(t *testing.T, path string) float64 {
 	return testenv.CounterValue(t, "controller_runtime_webhook_requests_total", map[string]string{"webhook": path})
 }
 
-func (w *reviewWriter) newRun() *v1beta1.TaskRun {
+// newRun is a new TaskRun in the writer's version.
+func (w *reviewWriter) newRun() *unstructured.Unstructured {
 	w.n++
-	return &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%d", w.n), Namespace: w.ns},
-		Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "t"}}}
+	run := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"taskRef": map[string]any{"name": "t"}}}}
+	run.SetAPIVersion(v1beta1.GroupVersion.Group + "/" + w.version)
+	run.SetKind("TaskRun")
+	run.SetNamespace(w.ns)
+	run.SetName(fmt.Sprintf("run-%s-%d", w.version, w.n))
+	return run
 }
 
 // watchV1alpha1 opens n watches of v1alpha1 TaskRuns in the namespace, as a
@@ -221,7 +312,7 @@ func (w *reviewWriter) watchV1alpha1(t *testing.T, n int) (stop func()) {
 // dropValidatingWebhooks deletes every ValidatingWebhookConfiguration and
 // waits until the API server no longer calls the stash guard: a v1alpha1
 // TaskRun with a forged annotation, which it refuses, is admitted (dry run).
-func (w *reviewWriter) dropValidatingWebhooks(t *testing.T) {
+func (w *reviewWriter) dropValidatingWebhooks(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	c := w.env.Client

@@ -26,8 +26,8 @@ type object[T any] interface {
 	client.Object
 }
 
-// guard judges the writes of one kind (H its v1beta1 type, the storage
-// version, S its v1alpha1 one) that reach it through its webhook's match
+// guard judges the writes of one kind (H its v1beta1 type, whose rules it
+// judges by, the storage version until release 6; S its v1alpha1 one) that reach it through its webhook's match
 // conditions: every v1alpha1 and v1 write, and v1beta1 writes that carry a
 // conversion annotation or are big enough that their v1alpha1 annotations
 // might pass the API server's limit. With matchPolicy Exact it receives
@@ -37,12 +37,12 @@ type object[T any] interface {
 type guard[H, S any, PH object[H], PS object[S]] struct {
 	kind  string
 	rules *hubRules
-	// toHub converts a v1alpha1 object to its storage form (through v1,
+	// toHub converts a v1alpha1 object to its v1beta1 form (through v1,
 	// as the API server's conversion does).
 	toHub func(context.Context, PS, PH) error
-	// fromV1 decodes a v1 object and converts it to its storage form.
+	// fromV1 decodes a v1 object and converts it to its v1beta1 form.
 	fromV1 func(context.Context, []byte) (PH, error)
-	// release6 lists what of a storage form only release 6 can run.
+	// release6 lists what of a v1beta1 form only release 6 can run.
 	release6 func(context.Context, PH) field.ErrorList
 	// stashed names the fields the stash carries, for messages.
 	stashed string
@@ -136,8 +136,13 @@ func (g *guard[H, S, PH, PS]) checkRelease6(ctx context.Context, obj, old PH) fi
 
 // judgeV1Write refuses a v1 write of what only release 6 can run, and one
 // that takes the object's v1alpha1 annotations past the API server's limit.
-// The API server applies v1's own rules; what is stored is its v1beta1
-// form.
+// The API server applies v1's own rules; the guard judges its v1beta1
+// form. An object no typed decode takes (a time Go cannot read, stored by
+// release 2) is refused, even a write that keeps it as it is, release 6's
+// storage migration included: conversion would pass its stored v1beta1 form
+// through to v1 as it is, and the API server prune what v1 names otherwise
+// (spec.timeout). Once the time is repaired (internal/timerepair, at the
+// manager's start), it converts and the write passes.
 func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Request) field.ErrorList {
 	stored, err := g.fromV1(ctx, req.Object.Raw)
 	if err != nil {

@@ -56,6 +56,20 @@ func request(t *testing.T, op admissionv1.Operation, subresource string, obj, ol
 	}}
 }
 
+// v1Request is an AdmissionRequest of a v1 TaskRun, its objects' JSON as
+// given (old empty: none).
+func v1Request(op admissionv1.Operation, subresource, old, obj string) admission.Request {
+	kind := metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1", Kind: "TaskRun"}
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "1", Kind: kind, RequestKind: &kind, Name: "r", Namespace: "ns", Operation: op, SubResource: subresource,
+		Object: runtime.RawExtension{Raw: []byte(obj)},
+	}}
+	if old != "" {
+		req.OldObject = runtime.RawExtension{Raw: []byte(old)}
+	}
+	return req
+}
+
 func spokeRun(annotations map[string]string) *v1alpha1.TaskRun {
 	return &v1alpha1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", Annotations: annotations},
 		Spec: v1alpha1.TaskRunSpec{TaskRef: "t"}}
@@ -142,6 +156,15 @@ func TestGuard(t *testing.T) {
 			req: admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create,
 				Kind:   metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1alpha1", Kind: "TaskRun"},
 				Object: runtime.RawExtension{Raw: []byte(`{"status":{"startTime":"2024-05-01t10:00:00z"}}`)}}},
+			want: []string{"this TaskRun cannot be converted to minitask.dev/v1beta1", "write it through minitask.dev/v1beta1"},
+		},
+		// Even a write that keeps it as it is (release 6's storage
+		// migration, which writes every object through v1): conversion
+		// passes such an object through as stored, and what v1 names
+		// otherwise (a v1beta1 spec.timeout) would be pruned.
+		"v1 update that keeps an object no typed decode takes": {
+			req: v1Request(admissionv1.Update, "", `{"spec":{"taskRef":{"name":"t"},"timeout":"1h"},"status":{"startTime":"2024-05-01t10:00:00z"}}`,
+				`{"spec":{"taskRef":{"name":"t"},"timeout":"1h"},"status":{"startTime":"2024-05-01t10:00:00z"}}`),
 			want: []string{"this TaskRun cannot be converted to minitask.dev/v1beta1", "write it through minitask.dev/v1beta1"},
 		},
 		"delete": {req: admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Delete}}},
