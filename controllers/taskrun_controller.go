@@ -184,6 +184,10 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 	s := r.newRunScope(run)
 	err := r.runStages(ctx, s)
+	if errors.Is(err, errRunChanged) {
+		log.FromContext(ctx).V(1).Info("TaskRun changed since the cache read it; its event will reconcile the run", "error", err.Error())
+		return ctrl.Result{}, nil
+	}
 	if s.outcome == nil {
 		// An error stopped the stages before they decided anything.
 		return ctrl.Result{}, err

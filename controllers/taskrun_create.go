@@ -176,16 +176,22 @@ func ofEarlierRun(run *v1beta1.TaskRun, pod *corev1.Pod) bool {
 // the one step that cannot be taken back: the cache may not show yet that
 // someone else finished the run (a v1alpha1 client setting phase Failed,
 // say), and a finished run must never start. A run changed since the cache
-// read it is reconciled again once the cache catches up: the status patch of
-// this reconcile fails on its resourceVersion, and the error requeues it.
+// read it is reconciled again once the cache catches up, by the change's
+// watch event: the error wraps errRunChanged, and Reconcile ends there.
 func (r *TaskRunReconciler) confirmUnchanged(ctx context.Context, run *v1beta1.TaskRun) error {
 	current := &v1beta1.TaskRun{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), current); err != nil {
 		return fmt.Errorf("reading TaskRun %s/%s before creating its Pod: %w", run.Namespace, run.Name, err)
 	}
 	if current.ResourceVersion != run.ResourceVersion {
-		return fmt.Errorf("TaskRun %s/%s changed since the cache read it (resourceVersion %s, now %s); not creating its Pod yet",
-			run.Namespace, run.Name, run.ResourceVersion, current.ResourceVersion)
+		return fmt.Errorf("TaskRun %s/%s (resourceVersion %s, now %s): %w",
+			run.Namespace, run.Name, run.ResourceVersion, current.ResourceVersion, errRunChanged)
 	}
 	return nil
 }
+
+// errRunChanged says that a run changed since the cache read it, so its Pod
+// is not created yet. It is no failure: any writer may change a run (a
+// label, the storage migration's rewrite of every object when release 6
+// first starts), and the change's watch event reconciles it again.
+var errRunChanged = errors.New("changed since the cache read it; not creating its Pod yet")

@@ -1,0 +1,66 @@
+package controllers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+)
+
+// TestRunChangedSinceReadWaitsForItsEvent reconciles a new run from a stale
+// read, as the cache gives one that another writer has just changed (release
+// 6's storage migration rewrites every object when its manager first
+// starts): no Pod is created, nothing is written, and the reconcile ends
+// without an error, which controller-runtime would log as one and retry with
+// backoff, for the change's watch event reconciles the run again. A read
+// that is current then creates the Pod.
+func TestRunChangedSinceReadWaitsForItsEvent(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "rewritten", "t").Obj())
+	stale := h.TaskRun(t, "rewritten")
+	h.UpdateTaskRun(t, "rewritten", func(r *v1beta1.TaskRun) { r.Labels = map[string]string{"rewritten": "yes"} })
+
+	reconcile := func(c client.Client) error {
+		t.Helper()
+		mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+			HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &controllers.TaskRunReconciler{Client: c, APIReader: env.Client, Scheme: env.Scheme,
+			Recorder: events.NewFakeRecorder(10), DefaultTimeout: time.Hour}
+		if err := r.SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
+		return err
+	}
+	if err := reconcile(staleReader{Client: env.Client, run: stale}); err != nil {
+		t.Errorf("reconciling a run changed since it was read: %v, want no error", err)
+	}
+	if pods := h.pods(t, "rewritten"); len(pods) != 0 {
+		t.Errorf("a run changed since it was read got %d Pods, want none yet", len(pods))
+	}
+	if run := h.TaskRun(t, "rewritten"); len(run.Status.Conditions) != 0 {
+		t.Errorf("a run changed since it was read got a status written: %+v", run.Status)
+	}
+
+	if err := reconcile(env.Client); err != nil {
+		t.Fatalf("reconciling the run as it is: %v", err)
+	}
+	if pods := h.pods(t, "rewritten"); len(pods) != 1 || pods[0].Status.Phase == corev1.PodFailed {
+		t.Errorf("the run read as it is got Pods %v, want its one", pods)
+	}
+}
