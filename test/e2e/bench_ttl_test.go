@@ -34,8 +34,8 @@ func BenchmarkTTLDeletion(b *testing.B) {
 	c := newCluster(b, "bench-ttl")
 	// Until the garbage collector watches TaskRuns, a run deleted in the
 	// foreground stays: that wait is the cluster's start-up, not the TTL's.
-	gcWatchesTaskRuns := probeGarbageCollector(b, c)
 	webhooksOnly := startManager(b, c, "--enable-controller=false")
+	gcWatchesTaskRuns := probeGarbageCollector(b, c)
 	create(b, c, wrappers.Task(ns, "work").Step("work", "alpine:3", "echo working").Obj())
 	nodes := &corev1.NodeList{}
 	if err := c.client.List(context.Background(), nodes); err != nil || len(nodes.Items) == 0 {

@@ -30,8 +30,8 @@ func TestCascadeDeletion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := newCluster(t, "cascade")
-	gcWatchesTaskRuns := probeGarbageCollector(t, c)
 	startManager(t, c)
+	gcWatchesTaskRuns := probeGarbageCollector(t, c)
 	create(t, c,
 		wrappers.Task(ns, "long").Step("wait", "alpine:3", "sleep 300").Obj(),
 		wrappers.Task(ns, "short").Step("say", "alpine:3", "echo hi").Obj(),
@@ -93,7 +93,9 @@ func TestCascadeDeletion(t *testing.T) {
 // about 40s after the cluster was created, in practice). A run deleted in the
 // foreground without dependents shows when it watches them: the collector
 // removes its finalizer. The probe starts now, so that the wait overlaps
-// what the test does meanwhile.
+// what the test does meanwhile. It needs the manager: from release 6, which
+// stores v1, every TaskRun write needs its webhooks (a v1beta1 one is
+// converted, a v1 one judged by the stash guard).
 func probeGarbageCollector(t testing.TB, c *cluster) (wait func()) {
 	t.Helper()
 	start := time.Now()

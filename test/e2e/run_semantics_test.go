@@ -17,8 +17,8 @@ import (
 func TestRunSemantics(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, "run-semantics")
-	gcWatchesTaskRuns := probeGarbageCollector(t, c)
 	startManager(t, c)
+	gcWatchesTaskRuns := probeGarbageCollector(t, c)
 
 	t.Run("evicted Pod retried", func(t *testing.T) {
 		t.Parallel()
