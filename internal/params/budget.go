@@ -26,6 +26,17 @@ func (b *Budget) Substitute(s string, values Values) string {
 	return Substitute(s, values)
 }
 
+// ExpandList returns ExpandList(list, values) and charges its bytes to b, or
+// nil if they take b past its limit, or b was past it already. Like
+// Substitute, it counts before it builds.
+func (b *Budget) ExpandList(list []string, values Values) []string {
+	b.used += ListSize(list, values)
+	if b.Exceeded() {
+		return nil
+	}
+	return ExpandList(list, values)
+}
+
 // Exceeded reports whether the substitutions so far produce more than the limit.
 func (b *Budget) Exceeded() bool { return b.used > b.limit }
 

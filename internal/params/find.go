@@ -1,5 +1,7 @@
 // Package params finds and substitutes the references a Task's steps make:
-// $(params.NAME), $(workspaces.NAME.path) and $(results.NAME.path). It is the one parser of that
+// $(params.NAME), $(params.NAME.KEY) (an object param's key),
+// $(params.NAME[*]) (an array param's items, each an element of a command or
+// args list), $(workspaces.NAME.path) and $(results.NAME.path). It is the one parser of that
 // syntax: the admission webhook rejects what Find rejects, and the controller
 // replaces what Substitute replaces, so the two can never disagree.
 package params
@@ -64,6 +66,11 @@ type Ref struct {
 	Kind Kind
 	// Name is the param's, the workspace's or the result's name.
 	Name string
+	// Key is the object param's key a $(params.NAME.KEY) refers to; empty
+	// for every other reference.
+	Key string
+	// Star marks $(params.NAME[*]): an array param's items.
+	Star bool
 	// Start and End are the byte offsets of the whole reference, "$(" to ")".
 	Start, End int
 }
@@ -75,7 +82,7 @@ func Find(s string) ([]Ref, error) {
 		if t.err != nil {
 			return nil, fmt.Errorf("malformed %s reference %q: %w", t.kind.Noun(), s[t.start:t.end], t.err)
 		}
-		refs = append(refs, Ref{Kind: t.kind, Name: t.name, Start: t.start, End: t.end})
+		refs = append(refs, Ref{Kind: t.kind, Name: t.name, Key: t.key, Star: t.star, Start: t.start, End: t.end})
 	}
 	return refs, nil
 }
@@ -85,6 +92,8 @@ func Find(s string) ([]Ref, error) {
 type token struct {
 	kind       Kind
 	name       string
+	key        string
+	star       bool
 	start, end int
 	err        error
 }
@@ -117,7 +126,7 @@ func scan(s string, start int, k Kind) token {
 	}
 	if bodyEnd < len(s) && s[bodyEnd] == ')' {
 		t := token{kind: k, start: start, end: bodyEnd + 1}
-		t.name, t.err = parseBody(k, s[bodyStart:bodyEnd])
+		t.name, t.key, t.star, t.err = parseBody(k, s[bodyStart:bodyEnd])
 		return t
 	}
 	// The body ran into a byte no body may hold. If a ")" closes it on the
@@ -125,7 +134,7 @@ func scan(s string, start int, k Kind) token {
 	// body; otherwise the reference was never closed.
 	if closing := closingParen(s[bodyEnd:]); closing >= 0 {
 		end := bodyEnd + closing + 1
-		_, err := parseBody(k, s[bodyStart:end-1])
+		_, _, _, err := parseBody(k, s[bodyStart:end-1])
 		return token{kind: k, start: start, end: end, err: err}
 	}
 	return token{kind: k, start: start, end: bodyEnd, err: errors.New(`missing ")"`)}
@@ -151,20 +160,23 @@ func closingParen(rest string) int {
 }
 
 // isBodyByte reports whether c may appear between a kind's prefix and the
-// closing ")": a name's bytes, and for a workspace or a result the "."
-// before "path".
+// closing ")": a name's bytes, the "." before a workspace's or a result's
+// "path" or an object param's key, and a param's "[*]".
 func isBodyByte(k Kind, c byte) bool {
-	return isNameByte(c) || (k != KindParam && c == '.')
+	return isNameByte(c) || c == '.' || (k == KindParam && (c == '[' || c == '*' || c == ']'))
 }
 
-// parseBody returns the name that body, the text between k's prefix and ")",
-// refers to, or why body is malformed.
-func parseBody(k Kind, body string) (string, error) {
+// parseBody returns the name (and, for a param, the key or the [*]) that
+// body, the text between k's prefix and ")", refers to, or why body is
+// malformed.
+func parseBody(k Kind, body string) (name, key string, star bool, err error) {
 	switch k {
 	case KindWorkspace:
-		return parsePathBody(k, body, checkWorkspaceName)
+		name, err = parsePathBody(k, body, checkWorkspaceName)
+		return name, "", false, err
 	case KindResult:
-		return parsePathBody(k, body, checkParamName)
+		name, err = parsePathBody(k, body, checkParamName)
+		return name, "", false, err
 	}
-	return body, checkParamName(body)
+	return parseParamBody(body)
 }

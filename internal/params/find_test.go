@@ -70,9 +70,41 @@ func TestFind(t *testing.T) {
 			s:       "echo $(params.a b)",
 			wantErr: `malformed param reference "$(params.a b)": name "a b" does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`,
 		},
-		"dot in name": {
-			s:       "$(params.a.b)",
-			wantErr: `malformed param reference "$(params.a.b)": name "a.b" does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`,
+		"an object param's key": {
+			s:    "repo=$(params.image.repo)",
+			want: []Ref{{Kind: KindParam, Name: "image", Key: "repo", Start: 5, End: 25}},
+		},
+		"an array param's items": {
+			s:    "$(params.files[*])",
+			want: []Ref{{Kind: KindParam, Name: "files", Star: true, Start: 0, End: 18}},
+		},
+		"a key with dashes and digits": {
+			s:    "$(params.o.a-1_B)",
+			want: []Ref{{Kind: KindParam, Name: "o", Key: "a-1_B", Start: 0, End: 17}},
+		},
+		"a key of a key": {
+			s:       "$(params.a.b.c)",
+			wantErr: `malformed param reference "$(params.a.b.c)": key "b.c" of param "a": a key in a reference is letters, digits, '_' and '-'`,
+		},
+		"an empty key": {
+			s:       "$(params.a.)",
+			wantErr: `malformed param reference "$(params.a.)": empty key after param "a"`,
+		},
+		"an index": {
+			s:       "$(params.files[0])",
+			wantErr: `malformed param reference "$(params.files[0])": "files[0]": only [*], after an array param's name, may follow it`,
+		},
+		"[*] not at the end": {
+			s:       "$(params.files[*].x)",
+			wantErr: `malformed param reference "$(params.files[*].x)": "files[*].x": only [*], after an array param's name, may follow it`,
+		},
+		"[*] after a key": {
+			s:       "$(params.image.repo[*])",
+			wantErr: `malformed param reference "$(params.image.repo[*])": "image.repo[*]": [*] follows an array param's name, never an object's key`,
+		},
+		"[*] alone": {
+			s:       "$(params.[*])",
+			wantErr: `malformed param reference "$(params.[*])": empty name`,
 		},
 		"name starts with a digit": {
 			s:       "$(params.1x)",

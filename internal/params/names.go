@@ -41,6 +41,47 @@ func checkParamName(name string) error {
 	return nil
 }
 
+// starSuffix follows an array param's name in $(params.NAME[*]).
+const starSuffix = "[*]"
+
+// parseParamBody returns what body, the text of a $(params.BODY), refers to:
+// NAME, NAME.KEY (an object param's key, a name's bytes) or NAME[*] (an
+// array param's items), or why it is malformed.
+func parseParamBody(body string) (name, key string, star bool, err error) {
+	name, star = strings.CutSuffix(body, starSuffix)
+	if !star && strings.ContainsAny(name, "[*]") {
+		return "", "", false, fmt.Errorf("%q: only [*], after an array param's name, may follow it", body)
+	}
+	name, key, dotted := strings.Cut(name, ".")
+	if err := checkParamName(name); err != nil {
+		return "", "", false, err
+	}
+	switch {
+	case dotted && star:
+		return "", "", false, fmt.Errorf("%q: [*] follows an array param's name, never an object's key", body)
+	case dotted:
+		if err := checkKey(name, key); err != nil {
+			return "", "", false, err
+		}
+	}
+	return name, key, star, nil
+}
+
+// checkKey says why key, after "$(params.NAME.", is no object key that a
+// reference can name (a name's bytes, as many as the API lets a key have),
+// or nil.
+func checkKey(name, key string) error {
+	if key == "" {
+		return fmt.Errorf("empty key after param %q", name)
+	}
+	for i := 0; i < len(key); i++ {
+		if !isNameByte(key[i]) {
+			return fmt.Errorf("key %q of param %q: a key in a reference is letters, digits, '_' and '-'", key, name)
+		}
+	}
+	return nil
+}
+
 // parsePathBody returns the workspace or result that body, "NAME.path",
 // refers to, or why it is malformed; checkName is the rule k's names follow.
 func parsePathBody(k Kind, body string, checkName func(string) error) (string, error) {

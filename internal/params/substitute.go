@@ -4,8 +4,14 @@ import "strings"
 
 // Values are what references expand to in one run's Pod.
 type Values struct {
-	// Params maps each param's name to the run's value for it.
+	// Params maps each string param's name to the run's value for it.
 	Params map[string]string
+	// Arrays maps each array param's name to its items, which
+	// $(params.NAME[*]) expands to as whole elements of a list (ExpandList).
+	Arrays map[string][]string
+	// Objects maps each object param's name to its keys' values, which
+	// $(params.NAME.KEY) expands to.
+	Objects map[string]map[string]string
 	// Workspaces maps each workspace's name to its mount path.
 	Workspaces map[string]string
 	// Results maps each result's name to the path of its file.
@@ -14,18 +20,26 @@ type Values struct {
 
 // empty reports whether no reference could be replaced.
 func (v Values) empty() bool {
-	return len(v.Params) == 0 && len(v.Workspaces) == 0 && len(v.Results) == 0
+	return len(v.Params) == 0 && len(v.Objects) == 0 && len(v.Workspaces) == 0 && len(v.Results) == 0
 }
 
-// lookup returns what a well-formed token expands to, if v knows it.
+// lookup returns what a well-formed token expands to within a string, if v
+// knows it. An array's items expand only as whole elements of a list, and an
+// array or an object as a whole never within a string: admission refuses
+// both, and such references are left as they are.
 func (v Values) lookup(t token) (string, bool) {
 	var m map[string]string
-	switch t.kind {
-	case KindParam:
+	switch {
+	case t.kind == KindParam && t.star:
+		return "", false
+	case t.kind == KindParam && t.key != "":
+		value, found := v.Objects[t.name][t.key]
+		return value, found
+	case t.kind == KindParam:
 		m = v.Params
-	case KindWorkspace:
+	case t.kind == KindWorkspace:
 		m = v.Workspaces
-	case KindResult:
+	case t.kind == KindResult:
 		m = v.Results
 	}
 	value, found := m[t.name]
