@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -31,7 +31,7 @@ func TestParamExpansionBomb(t *testing.T) {
 	h.Create(t, task.Obj(), wrappers.TaskRun("", "bomb", "bomb").Param("x", strings.Repeat("y", 64<<10)).Obj())
 
 	size := 20 * (len("alpine:3") + len(script) + 1000*(64<<10-len("$(params.x)")))
-	h.waitForCondition(t, "bomb", condition{metav1.ConditionFalse, v1beta1.ReasonInvalidParams, fmt.Sprintf(
+	h.waitForCondition(t, "bomb", condition{metav1.ConditionFalse, v1.ReasonInvalidParams, fmt.Sprintf(
 		"with its params and workspace paths expanded, the Pod's images, scripts, commands, args, working directories and env values would hold %d bytes, over the limit of 1048576 bytes (1 MiB); no Pod was created", size)})
 	if n := countVerb(h.writes.of("bomb-pod"), "create"); n != 0 {
 		t.Errorf("the controller tried %d times to create the Pod, want none", n)
@@ -52,19 +52,19 @@ func TestParamExpansionBombInEnv(t *testing.T) {
 	h := newHarness(t)
 	h.startController(t, time.Hour)
 	refs := strings.Repeat("$(params.x)", 10)
-	steps := make([]v1beta1.Step, 20)
+	steps := make([]v1.Step, 20)
 	for i := range steps {
 		env := make([]corev1.EnvVar, 10)
 		for j := range env {
 			env[j] = corev1.EnvVar{Name: fmt.Sprintf("V%d", j), Value: refs}
 		}
-		steps[i] = v1beta1.Step{Name: fmt.Sprintf("step-%d", i), Image: "alpine:3", Args: []string{refs}, Env: env}
+		steps[i] = v1.Step{Name: fmt.Sprintf("step-%d", i), Image: "alpine:3", Args: []string{refs}, Env: env}
 	}
 	h.Create(t, wrappers.Task("", "env-bomb").Param("x").Steps(steps...).Obj(),
 		wrappers.TaskRun("", "env-bomb", "env-bomb").Param("x", strings.Repeat("y", 64<<10)).Obj())
 
 	size := 20 * (len("alpine:3") + 11*10*(64<<10))
-	h.waitForCondition(t, "env-bomb", condition{metav1.ConditionFalse, v1beta1.ReasonInvalidParams, fmt.Sprintf(
+	h.waitForCondition(t, "env-bomb", condition{metav1.ConditionFalse, v1.ReasonInvalidParams, fmt.Sprintf(
 		"with its params and workspace paths expanded, the Pod's images, scripts, commands, args, working directories and env values would hold %d bytes, over the limit of 1048576 bytes (1 MiB); no Pod was created", size)})
 	if n := countVerb(h.writes.of("env-bomb-pod"), "create"); n != 0 {
 		t.Errorf("the controller tried %d times to create the Pod, want none", n)

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -35,7 +35,7 @@ func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&v1beta1.TaskRun{}: {Transform: trimRun},
+			&v1.TaskRun{}: {Transform: trimRun},
 			&corev1.Pod{}: {
 				Label:     labels.SelectorFromSet(labels.Set{runstate.LabelManagedBy: runstate.ManagedByValue}),
 				Field:     runningPods,
@@ -62,8 +62,8 @@ var runningPods = fields.AndSelectors(
 
 // indexTaskRef registers taskRefIndex with indexer.
 func indexTaskRef(ctx context.Context, indexer client.FieldIndexer) error {
-	err := indexer.IndexField(ctx, &v1beta1.TaskRun{}, taskRefIndex, func(obj client.Object) []string {
-		return []string{obj.(*v1beta1.TaskRun).Spec.TaskRef.Name}
+	err := indexer.IndexField(ctx, &v1.TaskRun{}, taskRefIndex, func(obj client.Object) []string {
+		return []string{obj.(*v1.TaskRun).Spec.TaskRef.Name}
 	})
 	if err != nil {
 		return fmt.Errorf("indexing TaskRuns by %s: %w", taskRefIndex, err)
@@ -77,7 +77,7 @@ func indexTaskRef(ctx context.Context, indexer client.FieldIndexer) error {
 // must not be missed.
 func runsWaitingFor(reader client.Reader) handler.MapFunc {
 	return func(ctx context.Context, task client.Object) []reconcile.Request {
-		var runs v1beta1.TaskRunList
+		var runs v1.TaskRunList
 		err := reader.List(ctx, &runs, client.InNamespace(task.GetNamespace()), client.MatchingFields{taskRefIndex: task.GetName()})
 		if err != nil {
 			log.FromContext(ctx).Error(err, "listing TaskRuns that wait for Task", "task", task.GetName())
@@ -104,7 +104,7 @@ type writeLog struct {
 }
 
 // wrote records that run, as it is now, is the controller's last write to it.
-func (l *writeLog) wrote(run *v1beta1.TaskRun) {
+func (l *writeLog) wrote(run *v1.TaskRun) {
 	l.versions.Store(client.ObjectKeyFromObject(run), run.ResourceVersion)
 }
 
@@ -116,7 +116,7 @@ func (l *writeLog) forget(key types.NamespacedName) {
 // isStale reports whether run, as read from the cache, is older than the
 // controller's last write to it. Resource versions that cannot be compared
 // (a storage that does not use etcd's revisions) never count as stale.
-func (l *writeLog) isStale(run *v1beta1.TaskRun) bool {
+func (l *writeLog) isStale(run *v1.TaskRun) bool {
 	last, ok := l.versions.Load(client.ObjectKeyFromObject(run))
 	if !ok {
 		return false

@@ -13,7 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
@@ -113,26 +113,26 @@ func TestCacheTrimsFinishedRuns(t *testing.T) {
 		t.Skip("envtest")
 	}
 	h := newHarness(t)
-	run := func(name string) *v1beta1.TaskRun {
+	run := func(name string) *v1.TaskRun {
 		return wrappers.TaskRun(h.NS, name, "build").Param("revision", "v1").
-			Workspace(v1beta1.WorkspaceBinding{Name: "source", EmptyDir: &corev1.EmptyDirVolumeSource{}}).
-			PodTemplate(v1beta1.PodTemplate{NodeSelector: map[string]string{"pool": "builds"}}).Obj()
+			Workspace(v1.WorkspaceBinding{Name: "source", EmptyDir: &corev1.EmptyDirVolumeSource{}}).
+			PodTemplate(v1.PodTemplate{NodeSelector: map[string]string{"pool": "builds"}}).Obj()
 	}
 	h.Create(t, run("going"), run("done"))
 	now := metav1.Now()
-	h.UpdateTaskRunStatus(t, "done", func(r *v1beta1.TaskRun) {
-		r.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionTrue,
-			Reason: string(v1beta1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}}
+	h.UpdateTaskRunStatus(t, "done", func(r *v1.TaskRun) {
+		r.Status.Conditions = []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue,
+			Reason: string(v1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}}
 		r.Status.CompletionTime = &now
-		r.Status.Steps = []v1beta1.StepState{{Name: "build", State: v1beta1.StepTerminated}}
+		r.Status.Steps = []v1.StepState{{Name: "build", State: v1.StepTerminated}}
 	})
 	cache := h.startCache(t)
 	tests := map[string]struct {
 		name string
-		want func(stored *v1beta1.TaskRun) *v1beta1.TaskRun
+		want func(stored *v1.TaskRun) *v1.TaskRun
 	}{
-		"going on: whole but managedFields": {"going", func(r *v1beta1.TaskRun) *v1beta1.TaskRun { return r }},
-		"finished: no params, workspaces, Pod template or steps": {"done", func(r *v1beta1.TaskRun) *v1beta1.TaskRun {
+		"going on: whole but managedFields": {"going", func(r *v1.TaskRun) *v1.TaskRun { return r }},
+		"finished: no params, workspaces, Pod template or steps": {"done", func(r *v1.TaskRun) *v1.TaskRun {
 			r.Spec.Params, r.Spec.Workspaces, r.Spec.PodTemplate, r.Status.Steps = nil, nil, nil, nil
 			return r
 		}},
@@ -143,7 +143,7 @@ func TestCacheTrimsFinishedRuns(t *testing.T) {
 			stored.ManagedFields = nil
 			want := tc.want(stored)
 			testenv.Eventually(t, func() (bool, string) {
-				got := &v1beta1.TaskRun{}
+				got := &v1.TaskRun{}
 				if err := cache.Get(context.Background(), h.Key(tc.name), got); err != nil {
 					return false, err.Error()
 				}

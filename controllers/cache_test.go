@@ -5,12 +5,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 func TestWriteLog(t *testing.T) {
-	at := func(rv string) *v1beta1.TaskRun {
+	at := func(rv string) *v1.TaskRun {
 		run := wrappers.TaskRun("ns", "run", "t").Obj()
 		run.ResourceVersion = rv
 		return run

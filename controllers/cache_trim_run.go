@@ -3,7 +3,7 @@ package controllers
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -23,7 +23,7 @@ import (
 // The transform changes the object in place: the cache hands it each object
 // freshly decoded from the API server, and nothing else holds it.
 func trimRun(obj any) (any, error) {
-	run, ok := obj.(*v1beta1.TaskRun)
+	run, ok := obj.(*v1.TaskRun)
 	if !ok {
 		return obj, nil
 	}

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -30,7 +30,7 @@ func TestRunChangedSinceReadWaitsForItsEvent(t *testing.T) {
 	ctx := context.Background()
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "rewritten", "t").Obj())
 	stale := h.TaskRun(t, "rewritten")
-	h.UpdateTaskRun(t, "rewritten", func(r *v1beta1.TaskRun) { r.Labels = map[string]string{"rewritten": "yes"} })
+	h.UpdateTaskRun(t, "rewritten", func(r *v1.TaskRun) { r.Labels = map[string]string{"rewritten": "yes"} })
 
 	reconcile := func(c client.Client) error {
 		t.Helper()

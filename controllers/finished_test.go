@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
-	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -43,21 +43,21 @@ func TestFinishedRunsAreFinal(t *testing.T) {
 
 	t.Run("v1alpha1 Succeeded is never started", func(t *testing.T) {
 		t.Parallel()
-		run := h.waitForCondition(t, "alpha-succeeded", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, ""})
+		run := h.waitForCondition(t, "alpha-succeeded", condition{metav1.ConditionTrue, v1.ReasonSucceeded, ""})
 		h.expectUntouched(t, run)
 	})
 	t.Run("no hot loop after finishing", func(t *testing.T) {
 		t.Parallel()
 		h.Create(t, wrappers.TaskRun("", "quiet", "t").Obj())
 		kubeletSays("quiet-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })(t, h)
-		run := h.waitForCondition(t, "quiet", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+		run := h.waitForCondition(t, "quiet", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 		h.expectUntouched(t, run)
 	})
 	t.Run("deleting a finished run's Pod changes nothing", func(t *testing.T) {
 		t.Parallel()
 		h.Create(t, wrappers.TaskRun("", "final", "t").Obj())
 		kubeletSays("final-pod", func(w *wrappers.PodStatusWrapper) { w.StepFailed(1, 2) })(t, h)
-		run := h.waitForCondition(t, "final", condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "second" exited with code 2`})
+		run := h.waitForCondition(t, "final", condition{metav1.ConditionFalse, v1.ReasonStepFailed, `step "second" exited with code 2`})
 		if err := env.Client.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "final-pod"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestFinishedRunsAreFinal(t *testing.T) {
 
 // expectUntouched fails the test if, for quietWindow, run changes in any way
 // or gets a Pod it does not have now.
-func (h *harness) expectUntouched(t *testing.T, run *v1beta1.TaskRun) {
+func (h *harness) expectUntouched(t *testing.T, run *v1.TaskRun) {
 	t.Helper()
 	consistently(t, quietWindow, func() (bool, string) {
 		now := h.TaskRun(t, run.Name)
@@ -99,9 +99,9 @@ func TestHappyPathCost(t *testing.T) {
 		return len(steps) > 0 && steps[0].Reason == "ContainerCreating", "first step not reported waiting for its container"
 	}, "the pending Pod to be reported")
 	kubeletSays("happy-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
-	h.waitForCondition(t, "happy", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+	h.waitForCondition(t, "happy", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
 	kubeletSays("happy-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })(t, h)
-	h.waitForCondition(t, "happy", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	h.waitForCondition(t, "happy", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 
 	writes := append(h.writes.of("happy"), h.writes.of("happy-pod")...)
 	t.Logf("API writes for one run: %d: %+v", len(writes), writes)
@@ -144,7 +144,7 @@ func TestStartRecordedWithTheEnd(t *testing.T) {
 	if err := <-kubeletErrs; err != nil {
 		t.Fatalf("ending the Pod as it was created: %v", err)
 	}
-	h.waitForCondition(t, "quick", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	h.waitForCondition(t, "quick", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 
 	var got []string
 	for _, w := range h.writes.of("quick") {

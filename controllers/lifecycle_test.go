@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
-	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -30,12 +30,12 @@ func TestConditionTable(t *testing.T) {
 		t.Errorf("TaskRun not yet seen has condition %+v, want none", got)
 	}
 	h.startController(t, time.Hour)
-	h.waitForCondition(t, "unseen", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "unseen-pod" has not started a step yet`})
+	h.waitForCondition(t, "unseen", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "unseen-pod" has not started a step yet`})
 
 	tests := map[string]struct {
 		// task is created before the run; nil means none.
-		task *v1beta1.Task
-		run  *v1beta1.TaskRun
+		task *v1.Task
+		run  *v1.TaskRun
 		// act plays the kubelet or the user once the run exists.
 		act  func(t *testing.T, h *harness)
 		want condition
@@ -46,23 +46,23 @@ func TestConditionTable(t *testing.T) {
 			task: twoSteps("pending"),
 			run:  wrappers.TaskRun("", "pending", "pending").Obj(),
 			act:  func(t *testing.T, h *harness) { h.WaitForPod(t, "pending-pod") },
-			want: condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "pending-pod" has not started a step yet`},
+			want: condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "pending-pod" has not started a step yet`},
 		},
 		"waiting-for-task": {
 			run:  wrappers.TaskRun("", "waiting-for-task", "absent").Obj(),
-			want: condition{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, `waiting for Task "absent", which does not exist`},
+			want: condition{metav1.ConditionUnknown, v1.ReasonWaitingForTask, `waiting for Task "absent", which does not exist`},
 		},
 		"running": {
 			task: twoSteps("running"),
 			run:  wrappers.TaskRun("", "running", "running").Obj(),
 			act:  kubeletSays("running-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) }),
-			want: condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`},
+			want: condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`},
 		},
 		"succeeded": {
 			task: twoSteps("succeeded"),
 			run:  wrappers.TaskRun("", "succeeded", "succeeded").Obj(),
 			act:  kubeletSays("succeeded-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() }),
-			want: condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"},
+			want: condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"},
 			check: func(t *testing.T, h *harness) {
 				run := h.TaskRun(t, "succeeded")
 				if run.Status.CompletionTime == nil || run.Status.StartTime == nil {
@@ -74,13 +74,13 @@ func TestConditionTable(t *testing.T) {
 			task: twoSteps("step-failed"),
 			run:  wrappers.TaskRun("", "step-failed", "step-failed").Obj(),
 			act:  kubeletSays("step-failed-pod", func(w *wrappers.PodStatusWrapper) { w.StepFailed(0, 3) }),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "first" exited with code 3`},
+			want: condition{metav1.ConditionFalse, v1.ReasonStepFailed, `step "first" exited with code 3`},
 		},
 		"timeout-running": {
 			task: twoSteps("timeout-running"),
 			run:  wrappers.TaskRun("", "timeout-running", "timeout-running").Timeout(2 * time.Second).Obj(),
 			act:  kubeletSays("timeout-running-pod", func(w *wrappers.PodStatusWrapper) { w.Running(1) }),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "timeout-running" did not finish within 2s`},
+			want: condition{metav1.ConditionFalse, v1.ReasonTimeout, `TaskRun "timeout-running" did not finish within 2s`},
 			check: func(t *testing.T, h *harness) {
 				pod := h.WaitForPod(t, "timeout-running-pod")
 				if ads := pod.Spec.ActiveDeadlineSeconds; ads == nil || *ads > 2 {
@@ -92,17 +92,17 @@ func TestConditionTable(t *testing.T) {
 		},
 		"timeout-waiting-for-task": {
 			run:  wrappers.TaskRun("", "timeout-waiting-for-task", "absent").Timeout(time.Second).Obj(),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "timeout-waiting-for-task" did not finish within 1s`},
+			want: condition{metav1.ConditionFalse, v1.ReasonTimeout, `TaskRun "timeout-waiting-for-task" did not finish within 1s`},
 		},
 		"cancel-running": {
 			task: twoSteps("cancel-running"),
 			run:  wrappers.TaskRun("", "cancel-running", "cancel-running").Obj(),
 			act: func(t *testing.T, h *harness) {
 				kubeletSays("cancel-running-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
-				h.waitForCondition(t, "cancel-running", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
-				h.UpdateTaskRun(t, "cancel-running", func(r *v1beta1.TaskRun) { r.Spec.Status = v1beta1.TaskRunSpecStatusCancelled })
+				h.waitForCondition(t, "cancel-running", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
+				h.UpdateTaskRun(t, "cancel-running", func(r *v1.TaskRun) { r.Spec.Status = v1.TaskRunSpecStatusCancelled })
 			},
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "cancel-running" was cancelled`},
+			want: condition{metav1.ConditionFalse, v1.ReasonCancelled, `TaskRun "cancel-running" was cancelled`},
 			check: func(t *testing.T, h *harness) {
 				// Stopped, not deleted: its deadline now lies in the past.
 				pod := h.WaitForPod(t, "cancel-running-pod")
@@ -117,9 +117,9 @@ func TestConditionTable(t *testing.T) {
 			run:  wrappers.TaskRun("", "cancel-pending", "cancel-pending").Obj(),
 			act: func(t *testing.T, h *harness) {
 				h.WaitForPod(t, "cancel-pending-pod")
-				h.UpdateTaskRun(t, "cancel-pending", func(r *v1beta1.TaskRun) { r.Spec.Status = v1beta1.TaskRunSpecStatusCancelled })
+				h.UpdateTaskRun(t, "cancel-pending", func(r *v1.TaskRun) { r.Spec.Status = v1.TaskRunSpecStatusCancelled })
 			},
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "cancel-pending" was cancelled`},
+			want: condition{metav1.ConditionFalse, v1.ReasonCancelled, `TaskRun "cancel-pending" was cancelled`},
 			check: func(t *testing.T, h *harness) {
 				// It never started: nothing to keep, so it is deleted.
 				testenv.Eventually(t, func() (bool, string) {
@@ -130,7 +130,7 @@ func TestConditionTable(t *testing.T) {
 		"cancel-before-start": {
 			task: twoSteps("cancel-before-start"),
 			run:  wrappers.TaskRun("", "cancel-before-start", "cancel-before-start").Cancelled().Obj(),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "cancel-before-start" was cancelled`},
+			want: condition{metav1.ConditionFalse, v1.ReasonCancelled, `TaskRun "cancel-before-start" was cancelled`},
 			check: func(t *testing.T, h *harness) {
 				if pods := h.pods(t, "cancel-before-start"); len(pods) != 0 {
 					t.Errorf("a run cancelled before it started has %d Pods", len(pods))
@@ -141,7 +141,7 @@ func TestConditionTable(t *testing.T) {
 			task: wrappers.Task("", "invalid-params").Param("zeta").ParamDefault("mid", "m").Param("alpha").
 				Step("only", "alpine:3", "echo $(params.zeta) $(params.alpha) $(params.mid)").Obj(),
 			run:  wrappers.TaskRun("", "invalid-params", "invalid-params").Param("undeclared", "x").Obj(),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonInvalidParams, `missing values for params with no default: alpha, zeta`},
+			want: condition{metav1.ConditionFalse, v1.ReasonInvalidParams, `missing values for params with no default: alpha, zeta`},
 			check: func(t *testing.T, h *harness) {
 				if pods := h.pods(t, "invalid-params"); len(pods) != 0 {
 					t.Errorf("a run with invalid params has %d Pods", len(pods))
@@ -154,19 +154,19 @@ func TestConditionTable(t *testing.T) {
 			// The controller may see the Pod marked for deletion, or already
 			// gone; TestPodGoneWhileControllerDown covers the latter for sure.
 			act:  deletePodWhileRunning("pod-deleted"),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "pod-deleted-pod" was deleted before the run finished`},
+			want: condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "pod-deleted-pod" was deleted before the run finished`},
 		},
 		"evicted": {
 			task: twoSteps("evicted"),
 			run:  wrappers.TaskRun("", "evicted", "evicted").Obj(),
 			act:  kubeletSays("evicted-pod", func(w *wrappers.PodStatusWrapper) { w.Evicted(1, "The node was low on resource: memory.") }),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "evicted-pod" was evicted: The node was low on resource: memory.`},
+			want: condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "evicted-pod" was evicted: The node was low on resource: memory.`},
 		},
 		"deadline-not-ours": {
 			task: twoSteps("deadline-not-ours"),
 			run:  wrappers.TaskRun("", "deadline-not-ours", "deadline-not-ours").Timeout(0).Obj(),
 			act:  kubeletSays("deadline-not-ours-pod", func(w *wrappers.PodStatusWrapper) { w.DeadlineExceeded(0) }),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed,
+			want: condition{metav1.ConditionFalse, v1.ReasonPodFailed,
 				`Pod "deadline-not-ours-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`},
 		},
 		"rejected-image": {
@@ -174,7 +174,7 @@ func TestConditionTable(t *testing.T) {
 			// whitespace, which Pod validation rejects.
 			task: wrappers.Task("", "rejected-image").Param("tag").Step("only", "alpine:$(params.tag)", "").Obj(),
 			run:  wrappers.TaskRun("", "rejected-image", "rejected-image").Param("tag", "3 ").Obj(),
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `the API server rejected the Pod: Pod "rejected-image-pod" is invalid: ` +
+			want: condition{metav1.ConditionFalse, v1.ReasonPodFailed, `the API server rejected the Pod: Pod "rejected-image-pod" is invalid: ` +
 				`spec.containers[0].image: Invalid value: "alpine:3 ": must not have leading or trailing whitespace`},
 			check: func(t *testing.T, h *harness) {
 				if got := len(h.writes.of("rejected-image-pod")); got > 3 {
@@ -188,7 +188,7 @@ func TestConditionTable(t *testing.T) {
 			task: wrappers.Task("", "long-step-names").Step(longStep, "alpine:3", "").Step(strings.Repeat("t", 59), "alpine:3", "").Obj(),
 			run:  wrappers.TaskRun("", "long-step-names", "long-step-names").Obj(),
 			act:  kubeletSays("long-step-names-pod", func(w *wrappers.PodStatusWrapper) { w.Running(1) }),
-			want: condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "` + strings.Repeat("t", 59) + `" (2 of 2)`},
+			want: condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "` + strings.Repeat("t", 59) + `" (2 of 2)`},
 			check: func(t *testing.T, h *harness) {
 				checkSteps(t, h.TaskRun(t, "long-step-names"), longStep+"=Terminated/Completed", strings.Repeat("t", 59)+"=Running/")
 			},
@@ -196,13 +196,13 @@ func TestConditionTable(t *testing.T) {
 		"failed-by-v1alpha1": {
 			run: wrappers.TaskRun("", "failed-by-v1alpha1", "failed-by-v1alpha1").Obj(),
 			act: func(t *testing.T, h *harness) {
-				h.waitForCondition(t, "failed-by-v1alpha1", condition{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask,
+				h.waitForCondition(t, "failed-by-v1alpha1", condition{metav1.ConditionUnknown, v1.ReasonWaitingForTask,
 					`waiting for Task "failed-by-v1alpha1", which does not exist`})
 				setAlphaPhase(t, h, "failed-by-v1alpha1", v1alpha1.TaskRunPhaseFailed)
 				// The Task appears too late: the run is final.
 				h.Create(t, twoSteps("failed-by-v1alpha1"))
 			},
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonFailed, ""},
+			want: condition{metav1.ConditionFalse, v1.ReasonFailed, ""},
 			check: func(t *testing.T, h *harness) {
 				consistently(t, 2*time.Second, func() (bool, string) {
 					return len(h.pods(t, "failed-by-v1alpha1")) == 0, "a Pod was created"
@@ -229,7 +229,7 @@ func TestConditionTable(t *testing.T) {
 }
 
 // checkSteps asserts run's status.steps, each as NAME=STATE/REASON.
-func checkSteps(t *testing.T, run *v1beta1.TaskRun, want ...string) {
+func checkSteps(t *testing.T, run *v1.TaskRun, want ...string) {
 	t.Helper()
 	var got []string
 	for _, step := range run.Status.Steps {
@@ -244,7 +244,7 @@ func checkSteps(t *testing.T, run *v1beta1.TaskRun, want ...string) {
 var longStep = strings.Repeat("s", 63)
 
 // twoSteps is a Task with two steps, first and second.
-func twoSteps(name string) *v1beta1.Task {
+func twoSteps(name string) *v1.Task {
 	return wrappers.Task("", name).Step("first", "alpine:3", "echo one").Step("second", "alpine:3", "echo two").Obj()
 }
 
@@ -260,7 +260,7 @@ func kubeletSays(pod string, set func(*wrappers.PodStatusWrapper)) func(*testing
 func deletePodWhileRunning(run string) func(*testing.T, *harness) {
 	return func(t *testing.T, h *harness) {
 		kubeletSays(run+"-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
-		h.waitForCondition(t, run, condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+		h.waitForCondition(t, run, condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: run + "-pod"}}
 		if err := env.Client.Delete(context.Background(), pod); err != nil {
 			t.Fatal(err)
@@ -300,8 +300,8 @@ func TestDefaultTimeout(t *testing.T) {
 	timedOutBefore := metricValue(t, "minitask_taskruns_total", "TaskRunTimeout")
 
 	h.Create(t, wrappers.TaskRun("", "defaulted", "absent").Obj(), wrappers.TaskRun("", "unbounded", "absent").Timeout(0).Obj())
-	h.waitForCondition(t, "defaulted", condition{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "defaulted" did not finish within 1s`})
-	want := condition{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, `waiting for Task "absent", which does not exist`}
+	h.waitForCondition(t, "defaulted", condition{metav1.ConditionFalse, v1.ReasonTimeout, `TaskRun "defaulted" did not finish within 1s`})
+	want := condition{metav1.ConditionUnknown, v1.ReasonWaitingForTask, `waiting for Task "absent", which does not exist`}
 	if got := succeededCondition(h.TaskRun(t, "unbounded")); got != want {
 		t.Errorf("run with timeout 0s, after the default timeout passed: %+v, want %+v", got, want)
 	}
@@ -320,7 +320,7 @@ func TestPodForbiddenByAdmission(t *testing.T) {
 	h.labelNamespace(t, "restricted")
 	h.startController(t, time.Hour)
 	h.Create(t, twoSteps("forbidden"), wrappers.TaskRun("", "forbidden", "forbidden").
-		PodTemplate(v1beta1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(false)}}).Obj())
+		PodTemplate(v1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(false)}}).Obj())
 
 	var got condition
 	testenv.Eventually(t, func() (bool, string) {
@@ -328,7 +328,7 @@ func TestPodForbiddenByAdmission(t *testing.T) {
 		return got.Status == metav1.ConditionFalse, fmt.Sprintf("%+v", got)
 	}, "TaskRun forbidden to fail")
 	wantPrefix := `the API server rejected the Pod: pods "forbidden-pod" is forbidden: violates PodSecurity "restricted:latest"`
-	if got.Reason != v1beta1.ReasonPodFailed || !strings.HasPrefix(got.Message, wantPrefix) {
+	if got.Reason != v1.ReasonPodFailed || !strings.HasPrefix(got.Message, wantPrefix) {
 		t.Errorf("condition %+v, want PodFailed with a message starting %q", got, wantPrefix)
 	}
 	if n := len(h.writes.of("forbidden-pod")); n > 3 {

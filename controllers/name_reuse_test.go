@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -24,7 +24,7 @@ func TestNameReusedWhileTheEarlierPodEnded(t *testing.T) {
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "reused", "t").Obj())
 	h.startController(t, time.Hour)
 	kubeletSays("reused-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })(t, h)
-	earlier := h.waitForCondition(t, "reused", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	earlier := h.waitForCondition(t, "reused", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 
 	if err := env.Client.Delete(ctx, earlier); err != nil {
 		t.Fatalf("deleting the finished run: %v", err)
@@ -33,7 +33,7 @@ func TestNameReusedWhileTheEarlierPodEnded(t *testing.T) {
 		return len(h.TaskRunNames(t)) == 0, "the run is still there"
 	}, "the finished run to be deleted")
 	h.Create(t, wrappers.TaskRun("", "reused", "t").Obj())
-	h.waitForCondition(t, "reused", condition{metav1.ConditionUnknown, v1beta1.ReasonPending,
+	h.waitForCondition(t, "reused", condition{metav1.ConditionUnknown, v1.ReasonPending,
 		`waiting for Pod "reused-pod" of an earlier TaskRun named "reused" to be deleted`})
 
 	// The garbage collector removes the earlier run's Pod.
@@ -48,5 +48,5 @@ func TestNameReusedWhileTheEarlierPodEnded(t *testing.T) {
 		}
 		return metav1.IsControlledBy(pod, run), "the Pod is the earlier run's"
 	}, "the new run to create its Pod")
-	h.waitForCondition(t, "reused", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "reused-pod" has not started a step yet`})
+	h.waitForCondition(t, "reused", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "reused-pod" has not started a step yet`})
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -96,12 +96,12 @@ func (h *harness) bindPod(t *testing.T, pod, node string) {
 
 // runOnNode creates run, binds its first Pod to node and lets its first
 // step start, and waits until the run says so.
-func (h *harness) runOnNode(t *testing.T, run *v1beta1.TaskRun, node string) {
+func (h *harness) runOnNode(t *testing.T, run *v1.TaskRun, node string) {
 	t.Helper()
 	h.Create(t, run)
 	h.bindPod(t, run.Name+"-pod", node)
 	h.Kubelet(t, run.Name+"-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })
-	h.waitForCondition(t, run.Name, condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+	h.waitForCondition(t, run.Name, condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
 }
 
 // unknownSince is how the messages give a Ready condition that the node
@@ -148,9 +148,9 @@ func TestNodeFaults(t *testing.T) {
 		since := time.Now().Truncate(time.Second)
 		h.setNodeReady(t, node, corev1.ConditionUnknown, since)
 		// Until the timeout, the run goes on, saying why it may seem stuck.
-		h.waitForCondition(t, "silent", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning,
+		h.waitForCondition(t, "silent", condition{metav1.ConditionUnknown, v1.ReasonRunning,
 			fmt.Sprintf(`running step "first" (1 of 2); node %q: the node is not ready (%s)`, node, unknownSince(since))})
-		run := h.waitForCondition(t, "silent", condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed,
+		run := h.waitForCondition(t, "silent", condition{metav1.ConditionFalse, v1.ReasonPodFailed,
 			fmt.Sprintf(`Pod "silent-pod" was lost with its node %q: the node has not been ready for longer than 2s (%s)`, node, unknownSince(since))})
 		if took := run.Status.CompletionTime.Sub(since); took < testNodeLostTimeout || took > testNodeLostTimeout+3*time.Second {
 			t.Errorf("the run ended %s after its node's Ready condition turned Unknown, want %s (to 3s more)", took, testNodeLostTimeout)
@@ -172,7 +172,7 @@ func TestNodeFaults(t *testing.T) {
 		if err := h.Env.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}); err != nil {
 			t.Fatal(err)
 		}
-		h.waitForCondition(t, "deleted", condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed,
+		h.waitForCondition(t, "deleted", condition{metav1.ConditionFalse, v1.ReasonPodFailed,
 			fmt.Sprintf(`Pod "deleted-pod" was lost with its node %q: the node was deleted`, node)})
 		testenv.Eventually(t, func() (bool, string) {
 			got := h.events(t, "deleted")
@@ -188,7 +188,7 @@ func TestNodeFaults(t *testing.T) {
 		since := time.Now().Add(-time.Minute).Truncate(time.Second)
 		h.setNodeReady(t, node, corev1.ConditionUnknown, since)
 		why := fmt.Sprintf("the node has not been ready for longer than 2s (%s)", unknownSince(since))
-		h.waitForCondition(t, "fenced", condition{metav1.ConditionUnknown, v1beta1.ReasonRetrying, fenceWait("fenced-pod", node, 3, why)})
+		h.waitForCondition(t, "fenced", condition{metav1.ConditionUnknown, v1.ReasonRetrying, fenceWait("fenced-pod", node, 3, why)})
 		consistently(t, 2*time.Second, func() (bool, string) {
 			got := h.podNames(t, "fenced")
 			return slices.Equal(got, []string{"fenced-pod"}), fmt.Sprintf("Pods %q while the first attempt's may still run", got)
@@ -200,7 +200,7 @@ func TestNodeFaults(t *testing.T) {
 
 		h.taintNode(t, node, corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute})
 		h.Kubelet(t, "fenced-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-		run := h.waitForCondition(t, "fenced", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+		run := h.waitForCondition(t, "fenced", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 		want := []attempt{{"fenced-pod", "PodFailed",
 			fmt.Sprintf(`Pod "fenced-pod" was lost with its node %q: the node is tainted node.kubernetes.io/out-of-service`, node)}}
 		if diff := cmp.Diff(want, attemptsOf(t, run)); diff != "" {
@@ -222,7 +222,7 @@ func TestNodeFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		why := fmt.Sprintf("the Pod was deleted while the node is not ready (%s)", unknownSince(since))
-		h.waitForCondition(t, "gone", condition{metav1.ConditionUnknown, v1beta1.ReasonRetrying, fenceWait("gone-pod", node, 2, why)})
+		h.waitForCondition(t, "gone", condition{metav1.ConditionUnknown, v1.ReasonRetrying, fenceWait("gone-pod", node, 2, why)})
 		if got := h.podNames(t, "gone"); !slices.Equal(got, []string{"gone-pod"}) {
 			t.Fatalf("Pods %q while the first attempt's may still run", got)
 		}
@@ -231,7 +231,7 @@ func TestNodeFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.Kubelet(t, "gone-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-		run := h.waitForCondition(t, "gone", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+		run := h.waitForCondition(t, "gone", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 		want := []attempt{{"gone-pod", "PodFailed", `Pod "gone-pod" was deleted before the run finished`}}
 		if diff := cmp.Diff(want, attemptsOf(t, run)); diff != "" {
 			t.Errorf("status.attempts mismatch (-want +got):\n%s", diff)
@@ -249,7 +249,7 @@ func TestNodeFaults(t *testing.T) {
 		if err := h.Env.Client.Delete(context.Background(), pod); err != nil {
 			t.Fatal(err)
 		}
-		h.waitForCondition(t, "draining", condition{metav1.ConditionUnknown, v1beta1.ReasonRetrying,
+		h.waitForCondition(t, "draining", condition{metav1.ConditionUnknown, v1.ReasonRetrying,
 			`attempt 1 of 2 failed (PodFailed): Pod "draining-pod" was deleted before the run finished; ` +
 				`attempt 1's Pod "draining-pod" is being deleted and its steps may still run: waiting for it to be gone before attempt 2`})
 		consistently(t, 2*time.Second, func() (bool, string) {
@@ -261,7 +261,7 @@ func TestNodeFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.Kubelet(t, "draining-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-		h.waitForCondition(t, "draining", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+		h.waitForCondition(t, "draining", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 	})
 
 	t.Run("timeout while the lost Pod may still run", func(t *testing.T) {
@@ -270,7 +270,7 @@ func TestNodeFaults(t *testing.T) {
 		h.createNode(t, node)
 		h.runOnNode(t, retrying(wrappers.TaskRun("", "late", "t").Timeout(5*time.Second).Obj(), 2), node)
 		h.setNodeReady(t, node, corev1.ConditionUnknown, time.Now().Truncate(time.Second))
-		h.waitForCondition(t, "late", condition{metav1.ConditionFalse, v1beta1.ReasonTimeout,
+		h.waitForCondition(t, "late", condition{metav1.ConditionFalse, v1.ReasonTimeout,
 			fmt.Sprintf(`TaskRun "late" did not finish within 5s; its Pod "late-pod" may still be running on node %q, which is not ready: no kubelet could stop it`, node)})
 		if got := h.podNames(t, "late"); !slices.Equal(got, []string{"late-pod"}) {
 			t.Errorf("Pods %q, want the one attempt's", got)
@@ -292,11 +292,11 @@ func TestNodeFaults(t *testing.T) {
 		h.setNodeReady(t, node, corev1.ConditionTrue, time.Now().Truncate(time.Second))
 		consistently(t, 2*testNodeLostTimeout, func() (bool, string) {
 			got := succeededCondition(h.TaskRun(t, "blip"))
-			want := condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`}
+			want := condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`}
 			return got == want || strings.Contains(got.Message, "is not ready"), cmp.Diff(want, got)
 		})
-		h.waitForCondition(t, "blip", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+		h.waitForCondition(t, "blip", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
 		h.Kubelet(t, "blip-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-		h.waitForCondition(t, "blip", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+		h.waitForCondition(t, "blip", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 	})
 }

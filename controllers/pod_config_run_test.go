@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -35,10 +35,10 @@ func TestPodConfigTimeout(t *testing.T) {
 		t.Parallel()
 		h.Create(t, retrying(wrappers.TaskRun("", "lasting", "t").Obj(), 2))
 		h.Kubelet(t, "lasting-pod", func(w *wrappers.PodStatusWrapper) { w.Waiting(0, "CreateContainerConfigError", secretMissing) })
-		h.waitForCondition(t, "lasting", condition{metav1.ConditionUnknown, v1beta1.ReasonPending,
+		h.waitForCondition(t, "lasting", condition{metav1.ConditionUnknown, v1.ReasonPending,
 			`step "first": CreateContainerConfigError: ` + secretMissing})
 		seen := time.Now()
-		run := h.waitForCondition(t, "lasting", condition{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+		run := h.waitForCondition(t, "lasting", condition{metav1.ConditionFalse, v1.ReasonPodConfigFailed,
 			`step "first" could not start for 3s: CreateContainerConfigError: ` + secretMissing})
 		if took := time.Since(seen); took < timeout-time.Second {
 			t.Errorf("the run failed %s after it was seen held back, want %s", took, timeout)
@@ -47,7 +47,7 @@ func TestPodConfigTimeout(t *testing.T) {
 			t.Errorf("PodConfigFailed was retried: attempts %+v", run.Status.Attempts)
 		}
 		for _, step := range run.Status.Steps {
-			if step.State != v1beta1.StepTerminated || step.Reason != string(v1beta1.ReasonPodConfigFailed) {
+			if step.State != v1.StepTerminated || step.Reason != string(v1.ReasonPodConfigFailed) {
 				t.Errorf("step %q of a run that ended PodConfigFailed is %s/%s, want Terminated/PodConfigFailed", step.Name, step.State, step.Reason)
 			}
 		}
@@ -59,24 +59,24 @@ func TestPodConfigTimeout(t *testing.T) {
 		t.Parallel()
 		h.Create(t, wrappers.TaskRun("", "cleared", "t").Obj())
 		h.Kubelet(t, "cleared-pod", func(w *wrappers.PodStatusWrapper) { w.Waiting(0, "CreateContainerConfigError", secretMissing) })
-		h.waitForCondition(t, "cleared", condition{metav1.ConditionUnknown, v1beta1.ReasonPending,
+		h.waitForCondition(t, "cleared", condition{metav1.ConditionUnknown, v1.ReasonPending,
 			`step "first": CreateContainerConfigError: ` + secretMissing})
 		h.Kubelet(t, "cleared-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })
-		h.waitForCondition(t, "cleared", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+		h.waitForCondition(t, "cleared", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
 		consistently(t, timeout+time.Second, func() (bool, string) {
 			got := succeededCondition(h.TaskRun(t, "cleared"))
-			return got.Reason == v1beta1.ReasonRunning, fmt.Sprintf("the run is %+v, want it Running", got)
+			return got.Reason == v1.ReasonRunning, fmt.Sprintf("the run is %+v, want it Running", got)
 		})
 	})
 	t.Run("a volume that cannot mount", func(t *testing.T) {
 		t.Parallel()
-		h.Create(t, wrappers.TaskRun("", "unmounted", "ws").Workspace(v1beta1.WorkspaceBinding{Name: "settings",
+		h.Create(t, wrappers.TaskRun("", "unmounted", "ws").Workspace(v1.WorkspaceBinding{Name: "settings",
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}).Obj())
 		const failed = `MountVolume.SetUp failed for volume "ws-settings" : configmap "settings" not found`
 		pod := kubeletCannotMount(t, h, "unmounted-pod", failed)
-		h.waitForCondition(t, "unmounted", condition{metav1.ConditionUnknown, v1beta1.ReasonPending,
+		h.waitForCondition(t, "unmounted", condition{metav1.ConditionUnknown, v1.ReasonPending,
 			`volume "ws-settings": FailedMount: ` + failed})
-		h.waitForCondition(t, "unmounted", condition{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+		h.waitForCondition(t, "unmounted", condition{metav1.ConditionFalse, v1.ReasonPodConfigFailed,
 			`volume "ws-settings" could not be mounted for 3s: FailedMount: ` + failed})
 		// Bound to a node, it is gone only once a kubelet says so: none does here.
 		testenv.Eventually(t, func() (bool, string) {
@@ -97,7 +97,7 @@ func TestPodConfigWaitSurvivesARestart(t *testing.T) {
 	stop := h.startControllerOn(t, func(c client.Client) client.Client { return c }, configure)
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "run", "t").Obj())
 	h.Kubelet(t, "run-pod", func(w *wrappers.PodStatusWrapper) { w.Waiting(0, "CreateContainerError", "context deadline exceeded") })
-	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `step "first": CreateContainerError: context deadline exceeded`})
+	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1.ReasonPending, `step "first": CreateContainerError: context deadline exceeded`})
 	var since time.Time
 	testenv.Eventually(t, func() (bool, string) {
 		record := h.WaitForPod(t, "run-pod").Annotations["minitask.dev/held-since"]
@@ -114,7 +114,7 @@ func TestPodConfigWaitSurvivesARestart(t *testing.T) {
 	time.Sleep(timeout / 2)
 	restarted := time.Now()
 	h.startControllerOn(t, func(c client.Client) client.Client { return c }, configure)
-	run := h.waitForCondition(t, "run", condition{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+	run := h.waitForCondition(t, "run", condition{metav1.ConditionFalse, v1.ReasonPodConfigFailed,
 		`step "first" could not start for 8s: CreateContainerError: context deadline exceeded`})
 	if ended := run.Status.CompletionTime.Time; ended.Before(since.Add(timeout)) || !ended.Before(restarted.Add(timeout-time.Second)) {
 		t.Errorf("the run ended at %s; want it %s after it was first seen held back (%s), not %s after the restart (%s)",

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runpod"
 )
 
@@ -39,8 +39,8 @@ const DefaultImagePullTimeout = 5 * time.Minute
 const DefaultPodConfigTimeout = 2 * time.Minute
 
 // heldTimeout is how long a hold ending a run with reason may last.
-func (r *TaskRunReconciler) heldTimeout(reason v1beta1.TaskRunReason) time.Duration {
-	if reason == v1beta1.ReasonImagePullFailed {
+func (r *TaskRunReconciler) heldTimeout(reason v1.TaskRunReason) time.Duration {
+	if reason == v1.ReasonImagePullFailed {
 		return r.ImagePullTimeout
 	}
 	return r.PodConfigTimeout
@@ -88,10 +88,10 @@ func (r *TaskRunReconciler) failIfHeld(ctx context.Context, s *runScope) error {
 
 // stopsPodAfterEnd are the reasons of a run that ends while its Pod goes on,
 // for the controller to stop once the status says so (stopPodAfterEnd).
-var stopsPodAfterEnd = map[v1beta1.TaskRunReason]bool{
-	v1beta1.ReasonImagePullFailed: true,
-	v1beta1.ReasonPodConfigFailed: true,
-	v1beta1.ReasonStepFailed:      true,
+var stopsPodAfterEnd = map[v1.TaskRunReason]bool{
+	v1.ReasonImagePullFailed: true,
+	v1.ReasonPodConfigFailed: true,
+	v1.ReasonStepFailed:      true,
 }
 
 // stopPodAfterEnd stops the Pod of a run that ended while its Pod went on,
@@ -103,9 +103,9 @@ var stopsPodAfterEnd = map[v1beta1.TaskRunReason]bool{
 // deleted, nor its logs with it. The status write's own watch event brings
 // the finished run here; an error retries it. The cache holds only Pods that
 // have not ended, so a run whose Pod has ended or gone costs no read.
-func (r *TaskRunReconciler) stopPodAfterEnd(ctx context.Context, run *v1beta1.TaskRun) error {
-	ended := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
-	if ended == nil || run.Status.PodName == "" || !stopsPodAfterEnd[v1beta1.TaskRunReason(ended.Reason)] {
+func (r *TaskRunReconciler) stopPodAfterEnd(ctx context.Context, run *v1.TaskRun) error {
+	ended := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionSucceeded)
+	if ended == nil || run.Status.PodName == "" || !stopsPodAfterEnd[v1.TaskRunReason(ended.Reason)] {
 		return nil
 	}
 	pod := &corev1.Pod{}
@@ -118,7 +118,7 @@ func (r *TaskRunReconciler) stopPodAfterEnd(ctx context.Context, run *v1beta1.Ta
 	case !metav1.IsControlledBy(pod, run) || pod.DeletionTimestamp != nil:
 		return nil
 	}
-	if ended.Reason == string(v1beta1.ReasonStepFailed) && !runpod.StepCannotStart(pod) {
+	if ended.Reason == string(v1.ReasonStepFailed) && !runpod.StepCannotStart(pod) {
 		return nil
 	}
 	return r.stopPod(ctx, pod, r.clock())

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -37,7 +37,7 @@ func TestImagePullTimeout(t *testing.T) {
 		h.Kubelet(t, "first-pod", func(w *wrappers.PodStatusWrapper) {
 			w.At(pulling).CannotPull(0, "ImagePullBackOff", `Back-off pulling image "alpine:3"`, time.Time{})
 		})
-		run := h.waitForCondition(t, "first", condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
+		run := h.waitForCondition(t, "first", condition{metav1.ConditionFalse, v1.ReasonImagePullFailed,
 			`step "first" could not pull image "alpine:3" for 3s: ImagePullBackOff: Back-off pulling image "alpine:3"`})
 		if took := run.Status.CompletionTime.Sub(pulling); took < timeout || took > timeout+3*time.Second {
 			t.Errorf("the run failed %s after the pull began, want %s (to 3s more)", took, timeout)
@@ -62,9 +62,9 @@ func TestImagePullTimeout(t *testing.T) {
 			w.At(turn.Add(-10*time.Minute)).CannotPull(1, "ErrImagePull",
 				`rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`, turn)
 		})
-		h.waitForCondition(t, "second", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning,
+		h.waitForCondition(t, "second", condition{metav1.ConditionUnknown, v1.ReasonRunning,
 			`running step "second" (2 of 2): ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`})
-		run := h.waitForCondition(t, "second", condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
+		run := h.waitForCondition(t, "second", condition{metav1.ConditionFalse, v1.ReasonImagePullFailed,
 			`step "second" could not pull image "alpine:3" for 3s: ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/alpine:3"`})
 		if took := run.Status.CompletionTime.Sub(turn); took < timeout || took > timeout+3*time.Second {
 			t.Errorf("the run failed %s after the second step's turn came, want %s (to 3s more)", took, timeout)
@@ -88,19 +88,19 @@ func TestImagePullTimeout(t *testing.T) {
 func TestHeldRunAfterALostStatusWrite(t *testing.T) {
 	const timeout = 2 * time.Second
 	tests := map[string]struct {
-		reason v1beta1.TaskRunReason
+		reason v1.TaskRunReason
 		hold   func(*wrappers.PodStatusWrapper)
 		want   string
 	}{
 		"an image that cannot be pulled": {
-			reason: v1beta1.ReasonImagePullFailed,
+			reason: v1.ReasonImagePullFailed,
 			hold: func(w *wrappers.PodStatusWrapper) {
 				w.At(time.Now().Truncate(time.Second)).CannotPull(0, "ImagePullBackOff", `Back-off pulling image "alpine:3"`, time.Time{})
 			},
 			want: `step "first" could not pull image "alpine:3" for 2s: ImagePullBackOff: Back-off pulling image "alpine:3"`,
 		},
 		"a missing Secret": {
-			reason: v1beta1.ReasonPodConfigFailed,
+			reason: v1.ReasonPodConfigFailed,
 			hold: func(w *wrappers.PodStatusWrapper) {
 				w.Waiting(0, "CreateContainerConfigError", `secret "git" not found`)
 			},
@@ -123,7 +123,7 @@ func TestHeldRunAfterALostStatusWrite(t *testing.T) {
 				t.Errorf("%s after a lost status write was retried: attempts %+v", tc.reason, run.Status.Attempts)
 			}
 			for _, step := range run.Status.Steps {
-				if step.State != v1beta1.StepTerminated {
+				if step.State != v1.StepTerminated {
 					t.Errorf("step %q of a run that ended %s is %s, want Terminated", step.Name, tc.reason, step.State)
 				}
 			}
@@ -145,7 +145,7 @@ const concurrentWriteLabel = "test.minitask.dev/concurrent-write"
 // again.
 type writeBeforeEnding struct {
 	client.Client
-	reason v1beta1.TaskRunReason
+	reason v1.TaskRunReason
 	done   atomic.Bool
 }
 
@@ -159,12 +159,12 @@ type writeBeforeStatus struct {
 }
 
 func (s writeBeforeStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	run, ok := obj.(*v1beta1.TaskRun)
+	run, ok := obj.(*v1.TaskRun)
 	if ok {
-		ended := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
+		ended := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionSucceeded)
 		if ended != nil && ended.Reason == string(s.c.reason) && s.c.done.CompareAndSwap(false, true) {
 			label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+concurrentWriteLabel+`":"yes"}}}`))
-			other := &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}}
+			other := &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}}
 			if err := s.c.Patch(ctx, other, label); err != nil {
 				return fmt.Errorf("the concurrent write: %w", err)
 			}

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runpod"
 )
 
@@ -48,7 +48,7 @@ type heldRecord struct {
 // run then waits for its own timeout rather than fail early, and its status
 // is written all the same.
 func (r *TaskRunReconciler) heldSince(ctx context.Context, s *runScope, h *runpod.Hold) time.Time {
-	if h.Reason != v1beta1.ReasonPodConfigFailed {
+	if h.Reason != v1.ReasonPodConfigFailed {
 		return h.Since
 	}
 	var recorded heldRecord

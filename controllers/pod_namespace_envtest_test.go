@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -80,7 +80,7 @@ func TestNamespaceRelabelled(t *testing.T) {
 	runPod := func(name string) *corev1.Pod {
 		t.Helper()
 		h.Create(t, wrappers.TaskRun("", name, "t").Obj())
-		h.waitForCondition(t, name, condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "` + name + `-pod" has not started a step yet`})
+		h.waitForCondition(t, name, condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "` + name + `-pod" has not started a step yet`})
 		return h.WaitForPod(t, name+"-pod")
 	}
 	expectSecurity := func(pod *corev1.Pod, want *corev1.SecurityContext) {

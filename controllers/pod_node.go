@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/nodefault"
 	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
@@ -123,7 +123,7 @@ func (s *runScope) lostWithNode() *outcome {
 	case s.timedOut():
 		return s.mayStillRun(timedOut(s.run, s.timeout))
 	}
-	return failed(v1beta1.ReasonPodFailed, "Pod %q was lost with its node %q: %s", s.podName, s.node.Node, s.node.Why)
+	return failed(v1.ReasonPodFailed, "Pod %q was lost with its node %q: %s", s.podName, s.node.Node, s.node.Why)
 }
 
 // mayStillRun adds to o, the end of a run the controller stops, that the
@@ -145,7 +145,7 @@ func (s *runScope) mayStillRun(o *outcome) *outcome {
 // behind a network partition, or when its node comes back.
 func (s *runScope) waitForFence(o *outcome) *outcome {
 	n := len(s.run.Status.Attempts)
-	return unknown(v1beta1.ReasonRetrying,
+	return unknown(v1.ReasonRetrying,
 		"attempt %d of %d failed (%s): %s; attempt %d's Pod %q may still be running on node %q, which is not ready: "+
 			"waiting for the node to be deleted, tainted %s, or the Pod to be gone before attempt %d",
 		n+1, runstate.AttemptsAllowed(s.run), o.reason, o.message, n+1, s.podName, s.node.Node, corev1.TaintNodeOutOfService, n+2)
@@ -182,10 +182,10 @@ const stepReasonNodeLost = "NodeLost"
 // NodeLost, and neither an exit code nor an end: no kubelet will say how or
 // when it ended, and the run, final, is never written again, so a Running
 // or Waiting step would claim for ever that it may yet run.
-func markStepsLost(steps []v1beta1.StepState) {
+func markStepsLost(steps []v1.StepState) {
 	for i := range steps {
-		if steps[i].State != v1beta1.StepTerminated {
-			steps[i].State, steps[i].Reason = v1beta1.StepTerminated, stepReasonNodeLost
+		if steps[i].State != v1.StepTerminated {
+			steps[i].State, steps[i].Reason = v1.StepTerminated, stepReasonNodeLost
 		}
 	}
 }
@@ -218,7 +218,7 @@ func runsOnNode(reader client.Reader) handler.MapFunc {
 		var requests []reconcile.Request
 		for i := range pods.Items {
 			owner := metav1.GetControllerOf(&pods.Items[i])
-			if owner == nil || owner.Kind != "TaskRun" || !strings.HasPrefix(owner.APIVersion, v1beta1.GroupVersion.Group+"/") {
+			if owner == nil || owner.Kind != "TaskRun" || !strings.HasPrefix(owner.APIVersion, v1.GroupVersion.Group+"/") {
 				continue
 			}
 			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: pods.Items[i].Namespace, Name: owner.Name}})

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/nodefault"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -71,7 +71,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 		Stopped bool
 	}
 	tests := map[string]struct {
-		run  *v1beta1.TaskRun
+		run  *v1.TaskRun
 		pod  *corev1.Pod
 		node *corev1.Node // nil: deleted
 		now  time.Time
@@ -85,21 +85,21 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 		},
 		"node not ready for longer than the timeout, no retries: PodFailed, the Pod stopped": {
 			run: run().Obj(), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
-			want: want{Outcome: failed(v1beta1.ReasonPodFailed, "%s", lost), Stopped: true},
+			want: want{Outcome: failed(v1.ReasonPodFailed, "%s", lost), Stopped: true},
 		},
 		"node deleted, no retries": {
 			run: run().Obj(), pod: running(), now: testTime,
-			want: want{Outcome: failed(v1beta1.ReasonPodFailed, `Pod "run-pod" was lost with its node "n": the node was deleted`), Stopped: true},
+			want: want{Outcome: failed(v1.ReasonPodFailed, `Pod "run-pod" was lost with its node "n": the node was deleted`), Stopped: true},
 		},
 		"node not ready, retries: the next attempt waits for the Pod to be fenced": {
 			run: withRetries(run().Obj(), 2), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
-			want: want{WaitsForFence: true, Outcome: unknown(v1beta1.ReasonRetrying, "attempt 1 of 3 failed (PodFailed): %s; "+
+			want: want{WaitsForFence: true, Outcome: unknown(v1.ReasonRetrying, "attempt 1 of 3 failed (PodFailed): %s; "+
 				`attempt 1's Pod "run-pod" may still be running on node "n", which is not ready: waiting for the node to be deleted, `+
 				"tainted node.kubernetes.io/out-of-service, or the Pod to be gone before attempt 2", lost)},
 		},
 		"evicted by the taint manager from a node not ready: lost at once, and waits": {
 			run: withRetries(run().Obj(), 1), pod: deleting(), node: testNode(corev1.ConditionUnknown, testTime.Add(-10*time.Second)), now: testTime,
-			want: want{WaitsForFence: true, Outcome: unknown(v1beta1.ReasonRetrying, "attempt 1 of 2 failed (PodFailed): "+
+			want: want{WaitsForFence: true, Outcome: unknown(v1.ReasonRetrying, "attempt 1 of 2 failed (PodFailed): "+
 				`Pod "run-pod" was lost with its node "n": the Pod was deleted while the node is not ready `+
 				"(Ready is Unknown since 2026-01-01T11:59:50Z: NodeStatusUnknown: Kubelet stopped posting node status.); "+
 				`attempt 1's Pod "run-pod" may still be running on node "n", which is not ready: waiting for the node to be deleted, `+
@@ -115,15 +115,15 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 		},
 		"lost and timed out: the timeout, saying the Pod may still run": {
 			run: withRetries(run().Timeout(5*time.Minute).Obj(), 2), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
-			want: want{Outcome: failed(v1beta1.ReasonTimeout, `TaskRun "run" did not finish within 5m0s%s`, stillRunning), Stopped: true},
+			want: want{Outcome: failed(v1.ReasonTimeout, `TaskRun "run" did not finish within 5m0s%s`, stillRunning), Stopped: true},
 		},
 		"lost with a node deleted and timed out: the Pod runs nowhere": {
 			run: run().Timeout(5 * time.Minute).Obj(), pod: running(), now: testTime,
-			want: want{Outcome: failed(v1beta1.ReasonTimeout, `TaskRun "run" did not finish within 5m0s`), Stopped: true},
+			want: want{Outcome: failed(v1.ReasonTimeout, `TaskRun "run" did not finish within 5m0s`), Stopped: true},
 		},
 		"lost and cancelled": {
 			run: run().Cancelled().Obj(), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
-			want: want{Outcome: failed(v1beta1.ReasonCancelled, `TaskRun "run" was cancelled%s`, stillRunning), Stopped: true},
+			want: want{Outcome: failed(v1.ReasonCancelled, `TaskRun "run" was cancelled%s`, stillRunning), Stopped: true},
 		},
 		"failed by the Pod GC once its node was gone": {
 			run: withRetries(run().Obj(), 1), now: testTime,
@@ -143,7 +143,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 				pod.Status.Phase = corev1.PodFailed
 				return pod
 			}(),
-			want: want{Outcome: failed(v1beta1.ReasonPodFailed, `Pod "run-pod" was lost with its node "n": the node is tainted node.kubernetes.io/out-of-service`)},
+			want: want{Outcome: failed(v1.ReasonPodFailed, `Pod "run-pod" was lost with its node "n": the node is tainted node.kubernetes.io/out-of-service`)},
 		},
 		"a step failed before its node went: the step's failure": {
 			run: run().Obj(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
@@ -151,7 +151,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 				pod := running()
 				return withStatus(pod, wrappers.PodStatus(pod).At(start).StepFailed(1, 3).Obj())
 			}(),
-			want: want{Outcome: failed(v1beta1.ReasonStepFailed, `step "b" exited with code 3`)},
+			want: want{Outcome: failed(v1.ReasonStepFailed, `step "b" exited with code 3`)},
 		},
 	}
 	for name, tc := range tests {
@@ -182,7 +182,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 				t.Errorf("mismatch (-want +got):\n%s", diff)
 			}
 			if got.Attempts > 0 {
-				if a := s.run.Status.Attempts[0]; a.Reason != string(v1beta1.ReasonPodFailed) || a.PodName != "run-pod" {
+				if a := s.run.Status.Attempts[0]; a.Reason != string(v1.ReasonPodFailed) || a.PodName != "run-pod" {
 					t.Errorf("recorded attempt %+v, want run-pod's PodFailed", a)
 				}
 			}
@@ -204,7 +204,7 @@ func TestProgressOnANodeNotReady(t *testing.T) {
 	if err := r.runStages(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	want := unknown(v1beta1.ReasonRunning, `running step "b" (2 of 3); node "n": the node is not ready `+
+	want := unknown(v1.ReasonRunning, `running step "b" (2 of 3); node "n": the node is not ready `+
 		"(Ready is Unknown since 2026-01-01T11:59:40Z: NodeStatusUnknown: Kubelet stopped posting node status.)")
 	if diff := cmp.Diff(want, s.outcome, cmp.AllowUnexported(outcome{})); diff != "" {
 		t.Errorf("outcome mismatch (-want +got):\n%s", diff)
@@ -284,7 +284,7 @@ func TestRunsOnNode(t *testing.T) {
 		return p
 	}
 	runOwner := func(name string) *metav1.OwnerReference {
-		return &metav1.OwnerReference{APIVersion: v1beta1.GroupVersion.String(), Kind: "TaskRun", Name: name, UID: "u", Controller: ptr.To(true)}
+		return &metav1.OwnerReference{APIVersion: v1.GroupVersion.String(), Kind: "TaskRun", Name: name, UID: "u", Controller: ptr.To(true)}
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).
 		WithIndex(&corev1.Pod{}, podNodeIndex, func(obj client.Object) []string { return []string{obj.(*corev1.Pod).Spec.NodeName} }).
@@ -306,23 +306,23 @@ func TestRunsOnNode(t *testing.T) {
 }
 
 // withRetries returns run with spec.retries set, retrying PodFailed (the default).
-func withRetries(run *v1beta1.TaskRun, retries int32) *v1beta1.TaskRun {
+func withRetries(run *v1.TaskRun, retries int32) *v1.TaskRun {
 	run.Spec.Retries = ptr.To(retries)
 	return run
 }
 
 func TestMarkStepsLost(t *testing.T) {
 	started := metav1.NewTime(testTime)
-	steps := []v1beta1.StepState{
-		{Name: "a", State: v1beta1.StepTerminated, Reason: "Completed", ExitCode: ptr.To[int32](0), StartedAt: &started, FinishedAt: &started},
-		{Name: "b", State: v1beta1.StepRunning, StartedAt: &started},
-		{Name: "c", State: v1beta1.StepWaiting, Reason: "PodInitializing"},
+	steps := []v1.StepState{
+		{Name: "a", State: v1.StepTerminated, Reason: "Completed", ExitCode: ptr.To[int32](0), StartedAt: &started, FinishedAt: &started},
+		{Name: "b", State: v1.StepRunning, StartedAt: &started},
+		{Name: "c", State: v1.StepWaiting, Reason: "PodInitializing"},
 	}
 	markStepsLost(steps)
-	want := []v1beta1.StepState{
-		{Name: "a", State: v1beta1.StepTerminated, Reason: "Completed", ExitCode: ptr.To[int32](0), StartedAt: &started, FinishedAt: &started},
-		{Name: "b", State: v1beta1.StepTerminated, Reason: "NodeLost", StartedAt: &started},
-		{Name: "c", State: v1beta1.StepTerminated, Reason: "NodeLost"},
+	want := []v1.StepState{
+		{Name: "a", State: v1.StepTerminated, Reason: "Completed", ExitCode: ptr.To[int32](0), StartedAt: &started, FinishedAt: &started},
+		{Name: "b", State: v1.StepTerminated, Reason: "NodeLost", StartedAt: &started},
+		{Name: "c", State: v1.StepTerminated, Reason: "NodeLost"},
 	}
 	if diff := cmp.Diff(want, steps); diff != "" {
 		t.Errorf("markStepsLost() mismatch (-want +got):\n%s", diff)

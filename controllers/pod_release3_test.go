@@ -21,7 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
@@ -57,11 +57,11 @@ func TestPodSpecRelease3(t *testing.T) {
 	token := &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "git"}, Key: "token"}}
 	fromSecret := []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
 	task := wrappers.Task("", "build").ParamDefault("greeting", "hello").
-		Workspaces(v1beta1.WorkspaceDeclaration{Name: "source"}, v1beta1.WorkspaceDeclaration{Name: "scratch", MountPath: "/tmp/scratch"}).
+		Workspaces(v1.WorkspaceDeclaration{Name: "source"}, v1.WorkspaceDeclaration{Name: "scratch", MountPath: "/tmp/scratch"}).
 		Steps(
-			v1beta1.Step{Name: "fetch", Image: "alpine:3", Script: `echo "$GREETING" > "$(workspaces.source.path)/greeting"`,
+			v1.Step{Name: "fetch", Image: "alpine:3", Script: `echo "$GREETING" > "$(workspaces.source.path)/greeting"`,
 				Env: []corev1.EnvVar{{Name: "GREETING", Value: "$(params.greeting)"}}},
-			v1beta1.Step{Name: "compile", Image: "golang:1", Command: []string{"go"}, Args: []string{"build", "-o", "$(workspaces.scratch.path)/app"},
+			v1.Step{Name: "compile", Image: "golang:1", Command: []string{"go"}, Args: []string{"build", "-o", "$(workspaces.scratch.path)/app"},
 				WorkingDir: "$(workspaces.source.path)",
 				Env:        []corev1.EnvVar{{Name: "TOKEN", ValueFrom: token}, {Name: "OUT", Value: "$(workspaces.scratch.path)"}},
 				EnvFrom:    fromSecret, ComputeResources: &resources},
@@ -71,8 +71,8 @@ func TestPodSpecRelease3(t *testing.T) {
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 			{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}}}}}}
 	run := wrappers.TaskRun("", "build-1", "build").Param("greeting", "hi").Label("team", "a").
-		Workspace(v1beta1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache"}}).
-		PodTemplate(v1beta1.PodTemplate{
+		Workspace(v1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache"}}).
+		PodTemplate(v1.PodTemplate{
 			NodeSelector:      map[string]string{"disk": "ssd"},
 			Tolerations:       []corev1.Toleration{toleration},
 			Affinity:          affinity,
@@ -213,7 +213,7 @@ func TestRestrictedNamespace(t *testing.T) {
 			t.Errorf("container %s securityContext (-want +got):\n%s", c.Name, diff)
 		}
 	}
-	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "run-pod" has not started a step yet`})
+	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "run-pod" has not started a step yet`})
 }
 
 // TestMissingSecretStaysPending: a run whose step takes a value from a Secret
@@ -222,18 +222,18 @@ func TestRestrictedNamespace(t *testing.T) {
 func TestMissingSecretStaysPending(t *testing.T) {
 	h := newHarness(t)
 	h.startController(t, time.Hour)
-	h.Create(t, wrappers.Task("", "t").Steps(v1beta1.Step{Name: "build", Image: "alpine:3", Script: `test -n "$TOKEN"`,
+	h.Create(t, wrappers.Task("", "t").Steps(v1.Step{Name: "build", Image: "alpine:3", Script: `test -n "$TOKEN"`,
 		Env: []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "git"}, Key: "token"}}}}}).Obj(),
 		wrappers.TaskRun("", "run", "t").Obj())
 
 	h.Kubelet(t, "run-pod", func(w *wrappers.PodStatusWrapper) {})
 	writeWaiting(t, h, "run-pod", 0, "CreateContainerConfigError", `secret "git" not found`)
-	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1beta1.ReasonPending,
+	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1.ReasonPending,
 		`step "build": CreateContainerConfigError: secret "git" not found`})
 
 	h.Kubelet(t, "run-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })
-	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "build" (1 of 1)`})
+	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "build" (1 of 1)`})
 }
 
 // TestMissingClaimStaysPending: a run whose workspace is bound to a
@@ -243,7 +243,7 @@ func TestMissingClaimStaysPending(t *testing.T) {
 	h := newHarness(t)
 	h.startController(t, time.Hour)
 	h.Create(t, wrappers.Task("", "t").Workspace("cache").Step("build", "alpine:3", "true").Obj(),
-		wrappers.TaskRun("", "run", "t").Workspace(v1beta1.WorkspaceBinding{Name: "cache",
+		wrappers.TaskRun("", "run", "t").Workspace(v1.WorkspaceBinding{Name: "cache",
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache"}}).Obj())
 	h.WaitForPod(t, "run-pod")
 	const unschedulable = `0/1 nodes are available: persistentvolumeclaim "cache" not found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`
@@ -261,7 +261,7 @@ func TestMissingClaimStaysPending(t *testing.T) {
 	if err != nil {
 		t.Fatalf("writing the status of Pod run-pod: %v", err)
 	}
-	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1beta1.ReasonPending,
+	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1.ReasonPending,
 		`Pod "run-pod" cannot be scheduled: ` + unschedulable})
 }
 
@@ -308,10 +308,10 @@ func TestNamespaceUnreadable(t *testing.T) {
 	prefix := `Pod "run-pod" not created yet: its Namespace's Pod Security level could not be read; retrying: reading the labels of Namespace ` + h.NS + `: namespaces "` + h.NS + `" is forbidden`
 	testenv.Eventually(t, func() (bool, string) {
 		got := succeededCondition(h.TaskRun(t, "run"))
-		return got.Reason == v1beta1.ReasonPending && strings.HasPrefix(got.Message, prefix), fmt.Sprintf("%+v", got)
+		return got.Reason == v1.ReasonPending && strings.HasPrefix(got.Message, prefix), fmt.Sprintf("%+v", got)
 	}, "the run to wait, saying %q", prefix)
 	granted.Store(true)
-	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "run-pod" has not started a step yet`})
+	h.waitForCondition(t, "run", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "run-pod" has not started a step yet`})
 }
 
 // namespaceDenyingReader refuses to read Namespaces, as the API server does

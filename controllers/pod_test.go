@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
@@ -79,7 +79,7 @@ func TestLongRunName(t *testing.T) {
 	h.startController(t, time.Hour)
 	name := "a-run-whose-name-is-far-too-long-for-a-pod-name-or-a-label-value-" + "0123456789"
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", name, "t").Obj())
-	var run *v1beta1.TaskRun
+	var run *v1.TaskRun
 	testenv.Eventually(t, func() (bool, string) {
 		run = h.TaskRun(t, name)
 		return run.Status.PodName != "", "no podName yet"
@@ -95,7 +95,7 @@ func TestLongRunName(t *testing.T) {
 		t.Fatalf("want one Pod, %s, with a label value of at most 63 characters; got %+v", run.Status.PodName, pods.Items)
 	}
 	h.Kubelet(t, run.Status.PodName, func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-	h.waitForCondition(t, name, condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	h.waitForCondition(t, name, condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 }
 
 // TestTaskCreatedLater starts a run whose Task appears 2 s after it: the
@@ -104,7 +104,7 @@ func TestTaskCreatedLater(t *testing.T) {
 	h := newHarness(t)
 	h.startController(t, time.Hour)
 	h.Create(t, wrappers.TaskRun("", "early", "late").Obj())
-	run := h.waitForCondition(t, "early", condition{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, `waiting for Task "late", which does not exist`})
+	run := h.waitForCondition(t, "early", condition{metav1.ConditionUnknown, v1.ReasonWaitingForTask, `waiting for Task "late", which does not exist`})
 	if run.Status.StartTime == nil {
 		t.Fatal("a run waiting for its Task has no startTime; its timeout would not count")
 	}
@@ -112,9 +112,9 @@ func TestTaskCreatedLater(t *testing.T) {
 
 	time.Sleep(time.Until(run.CreationTimestamp.Add(2 * time.Second))) // the scenario: the Task comes 2 s later
 	h.Create(t, twoSteps("late"))
-	h.waitForCondition(t, "early", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "early-pod" has not started a step yet`})
+	h.waitForCondition(t, "early", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "early-pod" has not started a step yet`})
 	kubeletSays("early-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })(t, h)
-	run = h.waitForCondition(t, "early", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	run = h.waitForCondition(t, "early", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 	if !run.Status.StartTime.Time.Equal(startedAt) {
 		t.Errorf("startTime moved from %s to %s when the Task appeared", startedAt, run.Status.StartTime.Time)
 	}
@@ -127,14 +127,14 @@ func TestRestartKeepsOnePod(t *testing.T) {
 	stop := h.startController(t, time.Hour)
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "restarted", "t").Obj())
 	kubeletSays("restarted-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
-	h.waitForCondition(t, "restarted", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+	h.waitForCondition(t, "restarted", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
 	stop()
 
 	h.Kubelet(t, "restarted-pod", func(w *wrappers.PodStatusWrapper) { w.Running(1) })
 	h.startController(t, time.Hour)
-	h.waitForCondition(t, "restarted", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "second" (2 of 2)`})
+	h.waitForCondition(t, "restarted", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "second" (2 of 2)`})
 	h.Kubelet(t, "restarted-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-	h.waitForCondition(t, "restarted", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	h.waitForCondition(t, "restarted", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 	if pods := h.pods(t, "restarted"); len(pods) != 1 {
 		t.Errorf("the run has %d Pods after a restart, want 1", len(pods))
 	}
@@ -150,7 +150,7 @@ func TestPodGoneWhileControllerDown(t *testing.T) {
 	stop := h.startController(t, time.Hour)
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "orphaned", "t").Obj())
 	kubeletSays("orphaned-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })(t, h)
-	h.waitForCondition(t, "orphaned", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+	h.waitForCondition(t, "orphaned", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
 	stop()
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "orphaned-pod"}}
@@ -158,7 +158,7 @@ func TestPodGoneWhileControllerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.startController(t, time.Hour)
-	h.waitForCondition(t, "orphaned", condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "orphaned-pod" was deleted before the run finished`})
+	h.waitForCondition(t, "orphaned", condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "orphaned-pod" was deleted before the run finished`})
 	if pods := h.pods(t, "orphaned"); len(pods) != 0 {
 		t.Errorf("the run has %d Pods, want none: its Pod is not replaced", len(pods))
 	}
@@ -174,7 +174,7 @@ func TestPodCreatedBeforeCrashIsTracked(t *testing.T) {
 	h.Create(t, pod)
 
 	h.startController(t, time.Hour)
-	run = h.waitForCondition(t, "crashed", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "crashed-pod" has not started a step yet`})
+	run = h.waitForCondition(t, "crashed", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "crashed-pod" has not started a step yet`})
 	if run.Status.PodName != "crashed-pod" {
 		t.Errorf("podName = %q, want crashed-pod", run.Status.PodName)
 	}
@@ -188,10 +188,10 @@ func TestPodCreatedBeforeCrashIsTracked(t *testing.T) {
 
 // podLeftByCrash is the Pod a controller created for run, named, labelled
 // and owned as it does, before it crashed without recording it: one step.
-func podLeftByCrash(run *v1beta1.TaskRun) *corev1.Pod {
+func podLeftByCrash(run *v1.TaskRun) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: run.Name + "-pod", Labels: map[string]string{runstate.LabelManagedBy: "minitask", runstate.LabelTaskRun: run.Name},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1beta1.GroupVersion.WithKind("TaskRun"))}},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, v1.GroupVersion.WithKind("TaskRun"))}},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "step-first", Image: "alpine:3"}}},
 	}
 }
@@ -212,7 +212,7 @@ func TestEndedPodCreatedBeforeCrashEndsTheRun(t *testing.T) {
 	h.Kubelet(t, "crashed-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 
 	h.startController(t, time.Hour)
-	run = h.waitForCondition(t, "crashed", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	run = h.waitForCondition(t, "crashed", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 	if run.Status.PodName != "crashed-pod" {
 		t.Errorf("podName = %q, want crashed-pod", run.Status.PodName)
 	}
@@ -251,7 +251,7 @@ func TestNewRunReadsNoPodFromTheAPIServer(t *testing.T) {
 	}}
 	h.startControllerOn(t, func(c client.Client) client.Client { return c }, func(r *controllers.TaskRunReconciler) { r.APIReader = reads })
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "fresh", "t").Obj())
-	h.waitForCondition(t, "fresh", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "fresh-pod" has not started a step yet`})
+	h.waitForCondition(t, "fresh", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "fresh-pod" has not started a step yet`})
 	if n := reads.n.Load(); n != 0 {
 		t.Errorf("the controller asked the API server %d times for a Pod that did not exist, want never", n)
 	}
@@ -275,11 +275,11 @@ func TestEarlierReleasePodIsTracked(t *testing.T) {
 	}
 
 	h.startController(t, time.Hour)
-	h.waitForCondition(t, "legacy", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "legacy-runner" has not started a step yet`})
+	h.waitForCondition(t, "legacy", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "legacy-runner" has not started a step yet`})
 	h.Kubelet(t, "legacy-runner", func(w *wrappers.PodStatusWrapper) { w.Running(0) })
-	h.waitForCondition(t, "legacy", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "only" (1 of 1)`})
+	h.waitForCondition(t, "legacy", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "only" (1 of 1)`})
 	h.Kubelet(t, "legacy-runner", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-	h.waitForCondition(t, "legacy", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	h.waitForCondition(t, "legacy", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 	if !isNotFound(h.Key("legacy-pod"), &corev1.Pod{}) {
 		t.Error("the controller created a Pod of its own for a run that has one")
 	}

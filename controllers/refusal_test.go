@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -90,7 +90,7 @@ func TestPodRefusals(t *testing.T) {
 			if tc.cause == "" {
 				run := h.waitFinished(t, "refused")
 				got := succeededCondition(run)
-				if got.Reason != v1beta1.ReasonPodFailed || !strings.HasPrefix(got.Message, "the API server rejected the Pod: ") ||
+				if got.Reason != v1.ReasonPodFailed || !strings.HasPrefix(got.Message, "the API server rejected the Pod: ") ||
 					!strings.Contains(got.Message, tc.refusal) {
 					t.Errorf("condition %+v, want PodFailed with the API server's message", got)
 				}
@@ -102,11 +102,11 @@ func TestPodRefusals(t *testing.T) {
 			prefix := fmt.Sprintf(`Pod "refused-pod" not created yet: %s; retrying: `, tc.cause)
 			testenv.Eventually(t, func() (bool, string) {
 				got := succeededCondition(h.TaskRun(t, "refused"))
-				return got.Status == metav1.ConditionUnknown && got.Reason == v1beta1.ReasonPending &&
+				return got.Status == metav1.ConditionUnknown && got.Reason == v1.ReasonPending &&
 					strings.HasPrefix(got.Message, prefix) && strings.Contains(got.Message, tc.refusal), fmt.Sprintf("%+v", got)
 			}, "the run to wait, saying %q", prefix)
 			tc.allow(t, h)
-			h.waitForCondition(t, "refused", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "refused-pod" has not started a step yet`})
+			h.waitForCondition(t, "refused", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "refused-pod" has not started a step yet`})
 			// One status write while the Pod was refused, however often it
 			// was retried, and one once it was created.
 			if n := countVerb(h.writes.of("refused"), "patch status"); n != 2 {
@@ -129,7 +129,7 @@ func TestTimeoutWhileRefused(t *testing.T) {
 	h.Create(t, twoSteps("full"), wrappers.TaskRun("", "full", "full").Timeout(timeout).Obj())
 
 	run := h.waitFinished(t, "full")
-	want := condition{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "full" did not finish within 6s`}
+	want := condition{metav1.ConditionFalse, v1.ReasonTimeout, `TaskRun "full" did not finish within 6s`}
 	if got := succeededCondition(run); got != want {
 		t.Errorf("condition %+v, want %+v", got, want)
 	}
@@ -152,9 +152,9 @@ func TestTimeoutWhileRefused(t *testing.T) {
 }
 
 // waitFinished waits until run's condition is True or False, and returns it.
-func (h *harness) waitFinished(t *testing.T, name string) *v1beta1.TaskRun {
+func (h *harness) waitFinished(t *testing.T, name string) *v1.TaskRun {
 	t.Helper()
-	var run *v1beta1.TaskRun
+	var run *v1.TaskRun
 	testenv.Eventually(t, func() (bool, string) {
 		run = h.TaskRun(t, name)
 		got := succeededCondition(run)

@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // TestRunsOfRelease6WaitForIt plays a rollback from release 6, which stores
@@ -29,9 +29,9 @@ func TestRunsOfRelease6WaitForIt(t *testing.T) {
 
 	h.startController(t, time.Hour)
 
-	h.waitForCondition(t, "typed-task-run", condition{metav1.ConditionUnknown, v1beta1.ReasonPending,
+	h.waitForCondition(t, "typed-task-run", condition{metav1.ConditionUnknown, v1.ReasonPending,
 		`Task "typed" uses what only v1 expresses (array or object params, timeouts.pending): its runs need minitask release 6; waiting for a roll forward`})
-	h.waitForCondition(t, "pending-timeout-run", condition{metav1.ConditionUnknown, v1beta1.ReasonPending,
+	h.waitForCondition(t, "pending-timeout-run", condition{metav1.ConditionUnknown, v1.ReasonPending,
 		`TaskRun "pending-timeout-run" uses what only v1 expresses (array or object params, timeouts.pending): it needs minitask release 6; waiting for a roll forward`})
 	h.WaitForPod(t, "plain-run-pod")
 	for _, run := range []string{"typed-task-run", "pending-timeout-run"} {

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -27,13 +27,13 @@ func TestResultsAndOnError(t *testing.T) {
 	// Every case's Task declares version and digest, in that order, and has
 	// a script step "fetch", a command step "tool" and a script step
 	// "report", which onError: continue lets fail.
-	task := func(name string) *v1beta1.Task {
+	task := func(name string) *v1.Task {
 		task := wrappers.Task("", name).Steps(
-			v1beta1.Step{Name: "fetch", Image: "alpine:3", Script: "printf 1.0 > $(results.version.path)"},
-			v1beta1.Step{Name: "tool", Image: "tool:1", Command: []string{"tool", "--digest-to=$(results.digest.path)"}},
-			v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path); exit 3", OnError: v1beta1.OnErrorContinue},
+			v1.Step{Name: "fetch", Image: "alpine:3", Script: "printf 1.0 > $(results.version.path)"},
+			v1.Step{Name: "tool", Image: "tool:1", Command: []string{"tool", "--digest-to=$(results.digest.path)"}},
+			v1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path); exit 3", OnError: v1.OnErrorContinue},
 		).Obj()
-		task.Spec.Results = []v1beta1.ResultDeclaration{{Name: "version"}, {Name: "digest"}}
+		task.Spec.Results = []v1.ResultDeclaration{{Name: "version"}, {Name: "digest"}}
 		return task
 	}
 	digestOf := func(n int) string { return strings.Repeat("d", n) }
@@ -47,7 +47,7 @@ func TestResultsAndOnError(t *testing.T) {
 		// ends are each step's exit code and termination message, by step.
 		ends        [3]stepEnd
 		want        condition
-		wantResults []v1beta1.RunResult
+		wantResults []v1.RunResult
 		wantSteps   []string
 	}{
 		"results-in-order": {
@@ -56,8 +56,8 @@ func TestResultsAndOnError(t *testing.T) {
 				{0, ""},
 				{0, `{"exitCode":0,"results":{"digest":"sha256:new"}}`},
 			},
-			want:        condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"},
-			wantResults: []v1beta1.RunResult{{Name: "version", Value: ptr.To("1.0")}, {Name: "digest", Value: ptr.To("sha256:new")}},
+			want:        condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"},
+			wantResults: []v1.RunResult{{Name: "version", Value: ptr.To("1.0")}, {Name: "digest", Value: ptr.To("sha256:new")}},
 			wantSteps:   []string{"fetch=0/Completed", "tool=0/Completed", "report=0/Completed"},
 		},
 		"too-large": {
@@ -66,9 +66,9 @@ func TestResultsAndOnError(t *testing.T) {
 				{0, ""},
 				{0, tooLarge},
 			},
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonResultsTooLarge,
+			want: condition{metav1.ConditionFalse, v1.ReasonResultsTooLarge,
 				`step "report"'s results do not fit its termination message: it holds 4097 bytes, over the limit of 4096 bytes; write less to $(results.NAME.path), or hand large values over in a workspace`},
-			wantResults: []v1beta1.RunResult{{Name: "version", Value: ptr.To("1.0")}},
+			wantResults: []v1.RunResult{{Name: "version", Value: ptr.To("1.0")}},
 			wantSteps:   []string{"fetch=0/Completed", "tool=0/Completed", "report=0/Completed"},
 		},
 		"too-large-reported": {
@@ -77,9 +77,9 @@ func TestResultsAndOnError(t *testing.T) {
 				{0, ""},
 				{0, `{"exitCode":3,"results":{},"resultsTooLarge":{"size":6000,"limit":4096,"cut":false}}`},
 			},
-			want: condition{metav1.ConditionFalse, v1beta1.ReasonResultsTooLarge,
+			want: condition{metav1.ConditionFalse, v1.ReasonResultsTooLarge,
 				`step "report"'s results do not fit its termination message: they take 6000 bytes, over the limit of 4096 bytes for each step of a Pod of 3 steps (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace`},
-			wantResults: []v1beta1.RunResult{{Name: "version", Value: ptr.To("1.0")}},
+			wantResults: []v1.RunResult{{Name: "version", Value: ptr.To("1.0")}},
 			wantSteps:   []string{"fetch=0/Completed", "tool=0/Completed", "report=3/Continued"},
 		},
 		"continued": {
@@ -88,8 +88,8 @@ func TestResultsAndOnError(t *testing.T) {
 				{0, ""},
 				{0, `{"exitCode":3,"results":{"version":"1.0"}}`},
 			},
-			want:        condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, `every step exited 0 or was let pass by onError: continue ("report" exited with code 3)`},
-			wantResults: []v1beta1.RunResult{{Name: "version", Value: ptr.To("1.0")}},
+			want:        condition{metav1.ConditionTrue, v1.ReasonSucceeded, `every step exited 0 or was let pass by onError: continue ("report" exited with code 3)`},
+			wantResults: []v1.RunResult{{Name: "version", Value: ptr.To("1.0")}},
 			wantSteps:   []string{"fetch=0/Completed", "tool=0/Completed", "report=3/Continued"},
 		},
 		"command-step-message-ignored": {
@@ -98,8 +98,8 @@ func TestResultsAndOnError(t *testing.T) {
 				{0, `{"exitCode":7,"results":{"digest":"forged","version":"forged"}}`},
 				{0, `{"exitCode":0,"results":{}}`},
 			},
-			want:        condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"},
-			wantResults: []v1beta1.RunResult{{Name: "digest", Value: ptr.To("sha256:1")}},
+			want:        condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"},
+			wantResults: []v1.RunResult{{Name: "digest", Value: ptr.To("sha256:1")}},
 			wantSteps:   []string{"fetch=0/Completed", "tool=0/Completed", "report=0/Completed"},
 		},
 		"command-step-text-ignored": {
@@ -108,8 +108,8 @@ func TestResultsAndOnError(t *testing.T) {
 				{0, strings.Repeat("tool says: done\n", 300)[:4096]},
 				{0, `{"exitCode":0,"results":{}}`},
 			},
-			want:        condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"},
-			wantResults: []v1beta1.RunResult{{Name: "version", Value: ptr.To("2")}},
+			want:        condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"},
+			wantResults: []v1.RunResult{{Name: "version", Value: ptr.To("2")}},
 			wantSteps:   []string{"fetch=0/Completed", "tool=0/Completed", "report=0/Completed"},
 		},
 	}

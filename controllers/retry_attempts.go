@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -28,10 +28,10 @@ import (
 // another: o is a failure that run retries (PodFailed, StepFailed; never a
 // timeout or a cancellation, which are not in retryOn's enum), and run has
 // attempts left.
-func retries(run *v1beta1.TaskRun, o *outcome) bool {
+func retries(run *v1.TaskRun, o *outcome) bool {
 	return o != nil && o.status == metav1.ConditionFalse &&
 		len(run.Status.Attempts)+1 < runstate.AttemptsAllowed(run) &&
-		slices.Contains(runstate.RetryOn(run), v1beta1.RetryReason(o.reason))
+		slices.Contains(runstate.RetryOn(run), v1.RetryReason(o.reason))
 }
 
 // endOrRetry ends the run when its current attempt's Pod has ended or is
@@ -108,7 +108,7 @@ func (s *runScope) recordAttempt() {
 	if n := len(st.Attempts); n > 0 {
 		start = st.Attempts[n-1].CompletionTime
 	}
-	st.Attempts = append(st.Attempts, v1beta1.Attempt{
+	st.Attempts = append(st.Attempts, v1.Attempt{
 		PodName:        s.podName,
 		StartTime:      start.DeepCopy(),
 		CompletionTime: &metav1.Time{Time: s.now.Truncate(time.Second)},
@@ -124,16 +124,16 @@ func (s *runScope) recordAttempt() {
 // retryingWhilePending reports a run whose current attempt is a retry, and
 // has not started a step yet, as Unknown/Retrying rather than Pending, saying
 // which attempt failed, why, and what the new one waits for.
-func retryingWhilePending(run *v1beta1.TaskRun, o *outcome) *outcome {
+func retryingWhilePending(run *v1.TaskRun, o *outcome) *outcome {
 	n := len(run.Status.Attempts)
-	if n == 0 || o == nil || o.status != metav1.ConditionUnknown || o.reason != v1beta1.ReasonPending {
+	if n == 0 || o == nil || o.status != metav1.ConditionUnknown || o.reason != v1.ReasonPending {
 		return o
 	}
-	return unknown(v1beta1.ReasonRetrying, "%s; attempt %d: %s", attemptFailed(run, n-1), n+1, o.message)
+	return unknown(v1.ReasonRetrying, "%s; attempt %d: %s", attemptFailed(run, n-1), n+1, o.message)
 }
 
 // attemptFailed says how run's attempt i (0 for the first) failed.
-func attemptFailed(run *v1beta1.TaskRun, i int) string {
+func attemptFailed(run *v1.TaskRun, i int) string {
 	a := run.Status.Attempts[i]
 	return fmt.Sprintf("attempt %d of %d failed (%s): %s", i+1, runstate.AttemptsAllowed(run), a.Reason, a.Message)
 }
@@ -153,7 +153,7 @@ func (s *runScope) terminating() bool {
 // how the attempt failed and that the next one waits for the Pod to be gone.
 func (s *runScope) waitForTermination(o *outcome) *outcome {
 	n := len(s.run.Status.Attempts)
-	return unknown(v1beta1.ReasonRetrying,
+	return unknown(v1.ReasonRetrying,
 		"attempt %d of %d failed (%s): %s; attempt %d's Pod %q is being deleted and its steps may still run: "+
 			"waiting for it to be gone before attempt %d",
 		n+1, runstate.AttemptsAllowed(s.run), o.reason, o.message, n+1, s.podName, n+2)

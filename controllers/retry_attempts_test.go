@@ -8,20 +8,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 func TestRetryDecision(t *testing.T) {
-	podFailed := failed(v1beta1.ReasonPodFailed, "evicted")
-	stepFailed := failed(v1beta1.ReasonStepFailed, "step exited 1")
-	run := func(retries *int32, on ...v1beta1.RetryReason) *v1beta1.TaskRun {
+	podFailed := failed(v1.ReasonPodFailed, "evicted")
+	stepFailed := failed(v1.ReasonStepFailed, "step exited 1")
+	run := func(retries *int32, on ...v1.RetryReason) *v1.TaskRun {
 		r := wrappers.TaskRun("ns", "run", "t").Obj()
 		r.Spec.Retries, r.Spec.RetryOn = retries, on
 		return r
 	}
 	tests := map[string]struct {
-		run  *v1beta1.TaskRun
+		run  *v1.TaskRun
 		o    *outcome
 		want bool
 	}{
@@ -29,14 +29,14 @@ func TestRetryDecision(t *testing.T) {
 		"retries 0":                         {run(ptr.To[int32](0)), podFailed, false},
 		"PodFailed by default":              {run(ptr.To[int32](1)), podFailed, true},
 		"StepFailed not by default":         {run(ptr.To[int32](1)), stepFailed, false},
-		"StepFailed when asked":             {run(ptr.To[int32](1), v1beta1.RetryOnStepFailed), stepFailed, true},
-		"then PodFailed no longer":          {run(ptr.To[int32](1), v1beta1.RetryOnStepFailed), podFailed, false},
-		"both":                              {run(ptr.To[int32](1), v1beta1.RetryOnStepFailed, v1beta1.RetryOnPodFailed), podFailed, true},
-		"timeout never":                     {run(ptr.To[int32](1)), failed(v1beta1.ReasonTimeout, "late"), false},
-		"cancel never":                      {run(ptr.To[int32](1)), failed(v1beta1.ReasonCancelled, "stop"), false},
-		"image pull never":                  {run(ptr.To[int32](1)), failed(v1beta1.ReasonImagePullFailed, "nope"), false},
+		"StepFailed when asked":             {run(ptr.To[int32](1), v1.RetryOnStepFailed), stepFailed, true},
+		"then PodFailed no longer":          {run(ptr.To[int32](1), v1.RetryOnStepFailed), podFailed, false},
+		"both":                              {run(ptr.To[int32](1), v1.RetryOnStepFailed, v1.RetryOnPodFailed), podFailed, true},
+		"timeout never":                     {run(ptr.To[int32](1)), failed(v1.ReasonTimeout, "late"), false},
+		"cancel never":                      {run(ptr.To[int32](1)), failed(v1.ReasonCancelled, "stop"), false},
+		"image pull never":                  {run(ptr.To[int32](1)), failed(v1.ReasonImagePullFailed, "nope"), false},
 		"success never":                     {run(ptr.To[int32](1)), succeeded(), false},
-		"going on":                          {run(ptr.To[int32](1)), unknown(v1beta1.ReasonRunning, ""), false},
+		"going on":                          {run(ptr.To[int32](1)), unknown(v1.ReasonRunning, ""), false},
 		"no outcome":                        {run(ptr.To[int32](1)), nil, false},
 		"last retry used":                   {withAttempts(run(ptr.To[int32](1)), "run-pod"), podFailed, false},
 		"one of two retries used":           {withAttempts(run(ptr.To[int32](2)), "run-pod"), podFailed, true},
@@ -57,22 +57,22 @@ func TestRecordAttempt(t *testing.T) {
 	firstFailed := metav1.NewTime(testTime.Add(time.Minute))
 	now := testTime.Add(2*time.Minute + 300*time.Millisecond)
 	tests := map[string]struct {
-		status  v1beta1.TaskRunStatus
+		status  v1.TaskRunStatus
 		podName string
-		want    v1beta1.Attempt
+		want    v1.Attempt
 	}{
 		"first attempt starts with the run": {
-			status: v1beta1.TaskRunStatus{StartTime: &start, PodName: "run-pod", Steps: []v1beta1.StepState{{Name: "a"}},
-				Results: []v1beta1.RunResult{{Name: "digest", Value: ptr.To("sha256:0")}}},
+			status: v1.TaskRunStatus{StartTime: &start, PodName: "run-pod", Steps: []v1.StepState{{Name: "a"}},
+				Results: []v1.RunResult{{Name: "digest", Value: ptr.To("sha256:0")}}},
 			podName: "run-pod",
-			want: v1beta1.Attempt{PodName: "run-pod", StartTime: &start, CompletionTime: &metav1.Time{Time: testTime.Add(2 * time.Minute)},
+			want: v1.Attempt{PodName: "run-pod", StartTime: &start, CompletionTime: &metav1.Time{Time: testTime.Add(2 * time.Minute)},
 				Reason: "PodFailed", Message: `Pod "run-pod" was evicted: low on memory`},
 		},
 		"a retry starts when the attempt before failed": {
-			status: v1beta1.TaskRunStatus{StartTime: &start, PodName: "run-pod-retry1",
-				Attempts: []v1beta1.Attempt{{PodName: "run-pod", StartTime: &start, CompletionTime: &firstFailed, Reason: "PodFailed"}}},
+			status: v1.TaskRunStatus{StartTime: &start, PodName: "run-pod-retry1",
+				Attempts: []v1.Attempt{{PodName: "run-pod", StartTime: &start, CompletionTime: &firstFailed, Reason: "PodFailed"}}},
 			podName: "run-pod-retry1",
-			want: v1beta1.Attempt{PodName: "run-pod-retry1", StartTime: &firstFailed, CompletionTime: &metav1.Time{Time: testTime.Add(2 * time.Minute)},
+			want: v1.Attempt{PodName: "run-pod-retry1", StartTime: &firstFailed, CompletionTime: &metav1.Time{Time: testTime.Add(2 * time.Minute)},
 				Reason: "PodFailed", Message: `Pod "run-pod" was evicted: low on memory`},
 		},
 	}
@@ -82,7 +82,7 @@ func TestRecordAttempt(t *testing.T) {
 			run.Status = tc.status
 			r := &TaskRunReconciler{now: func() time.Time { return now }}
 			s := r.newRunScope(run)
-			s.podName, s.outcome = tc.podName, failed(v1beta1.ReasonPodFailed, `Pod "run-pod" was evicted: low on memory`)
+			s.podName, s.outcome = tc.podName, failed(v1.ReasonPodFailed, `Pod "run-pod" was evicted: low on memory`)
 			s.recordAttempt()
 			got := run.Status.Attempts[len(run.Status.Attempts)-1]
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -99,19 +99,19 @@ func TestRecordAttempt(t *testing.T) {
 func TestRetryingWhilePending(t *testing.T) {
 	retried := wrappers.TaskRun("ns", "run", "t").Obj()
 	retried.Spec.Retries = ptr.To[int32](2)
-	retried.Status.Attempts = []v1beta1.Attempt{{PodName: "run-pod", Reason: "PodFailed", Message: `Pod "run-pod" was evicted: low on memory`}}
-	pending := unknown(v1beta1.ReasonPending, `Pod "run-pod-retry1" has not started a step yet`)
+	retried.Status.Attempts = []v1.Attempt{{PodName: "run-pod", Reason: "PodFailed", Message: `Pod "run-pod" was evicted: low on memory`}}
+	pending := unknown(v1.ReasonPending, `Pod "run-pod-retry1" has not started a step yet`)
 	tests := map[string]struct {
-		run  *v1beta1.TaskRun
+		run  *v1.TaskRun
 		o    *outcome
 		want *outcome
 	}{
 		"first attempt pending": {wrappers.TaskRun("ns", "run", "t").Obj(), pending, pending},
-		"retry pending": {retried, pending, unknown(v1beta1.ReasonRetrying,
+		"retry pending": {retried, pending, unknown(v1.ReasonRetrying,
 			`attempt 1 of 3 failed (PodFailed): Pod "run-pod" was evicted: low on memory; attempt 2: Pod "run-pod-retry1" has not started a step yet`)},
-		"retry running":              {retried, unknown(v1beta1.ReasonRunning, "running"), unknown(v1beta1.ReasonRunning, "running")},
-		"retry failed":               {retried, failed(v1beta1.ReasonStepFailed, "x"), failed(v1beta1.ReasonStepFailed, "x")},
-		"retry waiting for its Task": {retried, unknown(v1beta1.ReasonWaitingForTask, "w"), unknown(v1beta1.ReasonWaitingForTask, "w")},
+		"retry running":              {retried, unknown(v1.ReasonRunning, "running"), unknown(v1.ReasonRunning, "running")},
+		"retry failed":               {retried, failed(v1.ReasonStepFailed, "x"), failed(v1.ReasonStepFailed, "x")},
+		"retry waiting for its Task": {retried, unknown(v1.ReasonWaitingForTask, "w"), unknown(v1.ReasonWaitingForTask, "w")},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

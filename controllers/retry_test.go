@@ -14,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -46,7 +46,7 @@ func (h *harness) startControllerOn(t *testing.T, wrap func(client.Client) clien
 }
 
 // retrying returns run with spec.retries and spec.retryOn set.
-func retrying(run *v1beta1.TaskRun, retries int32, on ...v1beta1.RetryReason) *v1beta1.TaskRun {
+func retrying(run *v1.TaskRun, retries int32, on ...v1.RetryReason) *v1.TaskRun {
 	run.Spec.Retries, run.Spec.RetryOn = ptr.To(retries), on
 	return run
 }
@@ -56,7 +56,7 @@ type attempt struct{ PodName, Reason, Message string }
 
 // attemptsOf returns run's status.attempts as the tests assert them, and
 // fails the test if an attempt lacks its times.
-func attemptsOf(t *testing.T, run *v1beta1.TaskRun) []attempt {
+func attemptsOf(t *testing.T, run *v1.TaskRun) []attempt {
 	t.Helper()
 	var out []attempt
 	for _, a := range run.Status.Attempts {
@@ -90,7 +90,7 @@ func TestRetries(t *testing.T) {
 	evicted := func(w *wrappers.PodStatusWrapper) { w.Evicted(1, lowMemory) }
 
 	tests := map[string]struct {
-		run *v1beta1.TaskRun
+		run *v1.TaskRun
 		// act plays the kubelet or the user, attempt after attempt.
 		act          func(t *testing.T, h *harness)
 		want         condition
@@ -102,13 +102,13 @@ func TestRetries(t *testing.T) {
 			run: retrying(wrappers.TaskRun("", "evicted", "t").Obj(), 2),
 			act: func(t *testing.T, h *harness) {
 				h.Kubelet(t, "evicted-pod", evicted)
-				h.waitForCondition(t, "evicted", condition{metav1.ConditionUnknown, v1beta1.ReasonRetrying,
+				h.waitForCondition(t, "evicted", condition{metav1.ConditionUnknown, v1.ReasonRetrying,
 					`attempt 1 of 3 failed (PodFailed): Pod "evicted-pod" was evicted: ` + lowMemory + `; attempt 2: Pod "evicted-pod-retry1" has not started a step yet`})
 				h.Kubelet(t, "evicted-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Running(0) })
-				h.waitForCondition(t, "evicted", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
+				h.waitForCondition(t, "evicted", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
 				h.Kubelet(t, "evicted-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 			},
-			want:         condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"},
+			want:         condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"},
 			wantAttempts: []attempt{{"evicted-pod", "PodFailed", `Pod "evicted-pod" was evicted: ` + lowMemory}},
 			wantPods:     []string{"evicted-pod", "evicted-pod-retry1"},
 			wantEvents:   []string{"Retrying x1", "Running x1", "Started x1", "Succeeded x1"},
@@ -116,16 +116,16 @@ func TestRetries(t *testing.T) {
 		"step failed, not in retryOn": {
 			run:      retrying(wrappers.TaskRun("", "step-failed", "t").Obj(), 2),
 			act:      kubeletSays("step-failed-pod", func(w *wrappers.PodStatusWrapper) { w.StepFailed(1, 3) }),
-			want:     condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "second" exited with code 3`},
+			want:     condition{metav1.ConditionFalse, v1.ReasonStepFailed, `step "second" exited with code 3`},
 			wantPods: []string{"step-failed-pod"},
 		},
 		"step failed, in retryOn": {
-			run: retrying(wrappers.TaskRun("", "step-retried", "t").Obj(), 1, v1beta1.RetryOnStepFailed),
+			run: retrying(wrappers.TaskRun("", "step-retried", "t").Obj(), 1, v1.RetryOnStepFailed),
 			act: func(t *testing.T, h *harness) {
 				h.Kubelet(t, "step-retried-pod", func(w *wrappers.PodStatusWrapper) { w.StepFailed(0, 3) })
 				h.Kubelet(t, "step-retried-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 			},
-			want:         condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"},
+			want:         condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"},
 			wantAttempts: []attempt{{"step-retried-pod", "StepFailed", `step "first" exited with code 3`}},
 			wantPods:     []string{"step-retried-pod", "step-retried-pod-retry1"},
 		},
@@ -135,7 +135,7 @@ func TestRetries(t *testing.T) {
 				h.Kubelet(t, "exhausted-pod", evicted)
 				h.Kubelet(t, "exhausted-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Evicted(0, "The node had condition: [DiskPressure].") })
 			},
-			want:         condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "exhausted-pod-retry1" was evicted: The node had condition: [DiskPressure].`},
+			want:         condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "exhausted-pod-retry1" was evicted: The node had condition: [DiskPressure].`},
 			wantAttempts: []attempt{{"exhausted-pod", "PodFailed", `Pod "exhausted-pod" was evicted: ` + lowMemory}},
 			wantPods:     []string{"exhausted-pod", "exhausted-pod-retry1"},
 			wantEvents:   []string{"Failed x1", "Retrying x1", "Started x1"},
@@ -146,7 +146,7 @@ func TestRetries(t *testing.T) {
 				deletePodWhileRunning("pod-deleted")(t, h)
 				h.Kubelet(t, "pod-deleted-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
 			},
-			want:         condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"},
+			want:         condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"},
 			wantAttempts: []attempt{{"pod-deleted-pod", "PodFailed", `Pod "pod-deleted-pod" was deleted before the run finished`}},
 			wantPods:     []string{"pod-deleted-pod-retry1"},
 		},
@@ -154,13 +154,13 @@ func TestRetries(t *testing.T) {
 			run: retrying(wrappers.TaskRun("", "cancelled", "t").Obj(), 2),
 			act: func(t *testing.T, h *harness) {
 				h.Kubelet(t, "cancelled-pod", func(w *wrappers.PodStatusWrapper) { w.Running(0) })
-				h.waitForCondition(t, "cancelled", condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "first" (1 of 2)`})
-				h.UpdateTaskRun(t, "cancelled", func(r *v1beta1.TaskRun) { r.Spec.Status = v1beta1.TaskRunSpecStatusCancelled })
-				h.waitForCondition(t, "cancelled", condition{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "cancelled" was cancelled`})
+				h.waitForCondition(t, "cancelled", condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "first" (1 of 2)`})
+				h.UpdateTaskRun(t, "cancelled", func(r *v1.TaskRun) { r.Spec.Status = v1.TaskRunSpecStatusCancelled })
+				h.waitForCondition(t, "cancelled", condition{metav1.ConditionFalse, v1.ReasonCancelled, `TaskRun "cancelled" was cancelled`})
 				// The kubelet kills the Pod at its lowered deadline.
 				h.Kubelet(t, "cancelled-pod", func(w *wrappers.PodStatusWrapper) { w.DeadlineExceeded(0) })
 			},
-			want:     condition{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "cancelled" was cancelled`},
+			want:     condition{metav1.ConditionFalse, v1.ReasonCancelled, `TaskRun "cancelled" was cancelled`},
 			wantPods: []string{"cancelled-pod"},
 		},
 	}
@@ -210,7 +210,7 @@ func TestTimeoutCountsOverAttempts(t *testing.T) {
 		t.Errorf("the retry of a 5s run whose first attempt ran 2s has activeDeadlineSeconds %v, want at most 4", ptr.Deref(ads, 0))
 	}
 	h.Kubelet(t, "slow-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Running(1) })
-	run := h.waitForCondition(t, "slow", condition{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "slow" did not finish within 5s`})
+	run := h.waitForCondition(t, "slow", condition{metav1.ConditionFalse, v1.ReasonTimeout, `TaskRun "slow" did not finish within 5s`})
 	if took := run.Status.CompletionTime.Sub(run.Status.StartTime.Time); took < 5*time.Second || took > 8*time.Second {
 		t.Errorf("the run timed out %s after its first attempt started, want 5s (to 8s)", took)
 	}
@@ -270,10 +270,10 @@ func TestRetriesSurviveManagerRestarts(t *testing.T) {
 	// The next manager reads a status two attempts behind: it records both,
 	// finding the second's Pod, and starts the third.
 	stop = h.startController(t, time.Hour)
-	h.waitForCondition(t, "crashy", condition{metav1.ConditionUnknown, v1beta1.ReasonRetrying,
+	h.waitForCondition(t, "crashy", condition{metav1.ConditionUnknown, v1.ReasonRetrying,
 		`attempt 2 of 4 failed (PodFailed): Pod "crashy-pod-retry1" was evicted: ` + lowMemory + `; attempt 3: Pod "crashy-pod-retry2" has not started a step yet`})
 	h.Kubelet(t, "crashy-pod-retry2", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-	run := h.waitForCondition(t, "crashy", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	run := h.waitForCondition(t, "crashy", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 	want := []attempt{
 		{"crashy-pod", "PodFailed", `Pod "crashy-pod" was evicted: ` + lowMemory},
 		{"crashy-pod-retry1", "PodFailed", `Pod "crashy-pod-retry1" was evicted: ` + lowMemory},
@@ -313,13 +313,13 @@ func TestRetriesSurviveManagerRestarts(t *testing.T) {
 	h.Kubelet(t, "restarted-pod", func(w *wrappers.PodStatusWrapper) { w.Evicted(0, lowMemory) })
 	stop = h.startController(t, time.Hour)
 	h.WaitForPod(t, "restarted-pod-retry1")
-	h.waitForCondition(t, "restarted", condition{metav1.ConditionUnknown, v1beta1.ReasonRetrying,
+	h.waitForCondition(t, "restarted", condition{metav1.ConditionUnknown, v1.ReasonRetrying,
 		`attempt 1 of 4 failed (PodFailed): Pod "restarted-pod" was evicted: ` + lowMemory + `; attempt 2: Pod "restarted-pod-retry1" has not started a step yet`})
 	stop()
 	h.Kubelet(t, "restarted-pod-retry1", func(w *wrappers.PodStatusWrapper) { w.Evicted(1, lowMemory) })
 	h.startController(t, time.Hour)
 	h.Kubelet(t, "restarted-pod-retry2", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-	run = h.waitForCondition(t, "restarted", condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	run = h.waitForCondition(t, "restarted", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 	want = []attempt{
 		{"restarted-pod", "PodFailed", `Pod "restarted-pod" was evicted: ` + lowMemory},
 		{"restarted-pod-retry1", "PodFailed", `Pod "restarted-pod-retry1" was evicted: ` + lowMemory},

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -31,7 +31,7 @@ func TestStepsThatCannotRun(t *testing.T) {
 		run      string
 		set      func(*wrappers.PodStatusWrapper)
 		want     string
-		wantStep v1beta1.StepState
+		wantStep v1.StepState
 		// podGone says that the controller deletes the Pod, which no
 		// step started and the kubelet would go on with.
 		podGone bool
@@ -40,20 +40,20 @@ func TestStepsThatCannotRun(t *testing.T) {
 			run:      "containerd",
 			set:      func(w *wrappers.PodStatusWrapper) { w.StartError(0, runcNoShell) },
 			want:     `step "first" could not run its script: its image "alpine:3" has no shell (/bin/sh): StartError: ` + runcNoShell,
-			wantStep: v1beta1.StepState{Name: "first", State: v1beta1.StepTerminated, Reason: v1beta1.StepReasonNoShell},
+			wantStep: v1.StepState{Name: "first", State: v1.StepTerminated, Reason: v1.StepReasonNoShell},
 		},
 		"no shell, as a runtime that checks at creation says it: at once, not after --pod-config-timeout": {
 			run:      "crun",
 			set:      func(w *wrappers.PodStatusWrapper) { w.Waiting(0, "CreateContainerError", crunNoShell) },
 			want:     `step "first" could not run its script: its image "alpine:3" has no shell (/bin/sh): CreateContainerError: ` + crunNoShell,
-			wantStep: v1beta1.StepState{Name: "first", State: v1beta1.StepTerminated, Reason: v1beta1.StepReasonNoShell},
+			wantStep: v1.StepState{Name: "first", State: v1.StepTerminated, Reason: v1.StepReasonNoShell},
 			podGone:  true,
 		},
 		"killed for its memory": {
 			run:      "oom",
 			set:      func(w *wrappers.PodStatusWrapper) { w.OOMKilled(1) },
 			want:     `step "second" exited with code 137 (OOMKilled: killed for using too much memory)`,
-			wantStep: v1beta1.StepState{Name: "second", State: v1beta1.StepTerminated, Reason: "OOMKilled"},
+			wantStep: v1.StepState{Name: "second", State: v1.StepTerminated, Reason: "OOMKilled"},
 		},
 	}
 	for name, tc := range tests {
@@ -62,7 +62,7 @@ func TestStepsThatCannotRun(t *testing.T) {
 			run := tc.run
 			h.Create(t, wrappers.TaskRun("", run, "t").Obj())
 			h.Kubelet(t, run+"-pod", tc.set)
-			got := h.waitForCondition(t, run, condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, tc.want})
+			got := h.waitForCondition(t, run, condition{metav1.ConditionFalse, v1.ReasonStepFailed, tc.want})
 			if len(got.Status.Attempts) != 0 {
 				t.Errorf("the failure was retried, though retryOn does not name StepFailed: %+v", got.Status.Attempts)
 			}

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 	"github.com/minitask-dev/minitask/webhooks"
@@ -39,7 +39,7 @@ func TestStrictAPIServer(t *testing.T) {
 		prefix := `Pod "ci-pod" not created yet: its ServiceAccount does not exist yet; retrying: `
 		testenv.Eventually(t, func() (bool, string) {
 			got := succeededCondition(h.TaskRun(t, "ci"))
-			return got.Status == metav1.ConditionUnknown && got.Reason == v1beta1.ReasonPending && strings.HasPrefix(got.Message, prefix) &&
+			return got.Status == metav1.ConditionUnknown && got.Reason == v1.ReasonPending && strings.HasPrefix(got.Message, prefix) &&
 				strings.Contains(got.Message, `serviceaccount "default" not found`), fmt.Sprintf("%+v", got)
 		}, "the run to wait for its ServiceAccount")
 		consistently(t, 3*time.Second, func() (bool, string) {
@@ -48,7 +48,7 @@ func TestStrictAPIServer(t *testing.T) {
 		})
 
 		h.Create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
-		h.waitForCondition(t, "ci", condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "ci-pod" has not started a step yet`})
+		h.waitForCondition(t, "ci", condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "ci-pod" has not started a step yet`})
 		if n := countVerb(h.writes.of("ci"), "patch status"); n != 2 {
 			t.Errorf("%d status writes, want 2 (waiting, then the Pod created): %+v", n, h.writes.of("ci"))
 		}
@@ -73,7 +73,7 @@ func TestStrictAPIServer(t *testing.T) {
 
 		run := h.waitFinished(t, "large")
 		got := succeededCondition(run)
-		if got.Reason != v1beta1.ReasonPodFailed || got.Message != "the API server rejected the Pod: etcdserver: request is too large" {
+		if got.Reason != v1.ReasonPodFailed || got.Message != "the API server rejected the Pod: etcdserver: request is too large" {
 			t.Errorf("condition %+v, want PodFailed with the API server's message", got)
 		}
 		if n := countVerb(h.writes.of("large-pod"), "create"); n > 3 {

@@ -17,7 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
@@ -70,22 +70,22 @@ func (h *harness) startController(t *testing.T, defaultTimeout time.Duration) (s
 // condition is the part of the Succeeded condition that the tests assert.
 type condition struct {
 	Status  metav1.ConditionStatus
-	Reason  v1beta1.TaskRunReason
+	Reason  v1.TaskRunReason
 	Message string
 }
 
-func succeededCondition(run *v1beta1.TaskRun) condition {
-	c := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
+func succeededCondition(run *v1.TaskRun) condition {
+	c := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionSucceeded)
 	if c == nil {
 		return condition{}
 	}
-	return condition{c.Status, v1beta1.TaskRunReason(c.Reason), c.Message}
+	return condition{c.Status, v1.TaskRunReason(c.Reason), c.Message}
 }
 
 // waitForCondition waits until run's Succeeded condition is want, and returns the run.
-func (h *harness) waitForCondition(t *testing.T, name string, want condition) *v1beta1.TaskRun {
+func (h *harness) waitForCondition(t *testing.T, name string, want condition) *v1.TaskRun {
 	t.Helper()
-	var run *v1beta1.TaskRun
+	var run *v1.TaskRun
 	testenv.Eventually(t, func() (bool, string) {
 		run = h.TaskRun(t, name)
 		got := succeededCondition(run)

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -134,9 +134,9 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("taskrun").
-		For(&v1beta1.TaskRun{}).
+		For(&v1.TaskRun{}).
 		Owns(&corev1.Pod{}).
-		Watches(&v1beta1.Task{},
+		Watches(&v1.Task{},
 			handler.EnqueueRequestsFromMapFunc(runsWaitingFor(mgr.GetClient())),
 			builder.WithPredicates(taskCreated)).
 		Watches(&corev1.Node{},
@@ -154,7 +154,7 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // status, which it writes once, at the end. It deletes a finished run whose
 // time to live has passed.
 func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	run := &v1beta1.TaskRun{}
+	run := &v1.TaskRun{}
 	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/nodefault"
 	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
@@ -32,7 +32,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		s.podInTheWay(s.otherPod)
 		return nil
 	}
-	task := &v1beta1.Task{}
+	task := &v1.Task{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.run.Namespace, Name: s.run.Spec.TaskRef.Name}, task); err != nil {
 		if apierrors.IsNotFound(err) {
 			s.outcome = waitingForTask(s.run)
@@ -44,9 +44,9 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		s.outcome = waiting
 		return nil
 	}
-	values, missing := runstate.ParamValues(task, s.run)
-	if len(missing) > 0 {
-		s.outcome = invalidParams(missing)
+	values, problems := runstate.ParamValues(task, s.run)
+	if problems.Any() {
+		s.outcome = invalidParams(problems)
 		return nil
 	}
 	deadline := s.deadline()
@@ -131,7 +131,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 
 // retryByDeadline makes the work queue's next retry of run come no later than
 // its deadline, when it times out.
-func (r *TaskRunReconciler) retryByDeadline(run *v1beta1.TaskRun, deadline runstate.Deadline) {
+func (r *TaskRunReconciler) retryByDeadline(run *v1.TaskRun, deadline runstate.Deadline) {
 	if at, ok := deadline.Time(); ok && r.retries != nil {
 		r.retries.retryBy(client.ObjectKeyFromObject(run), at)
 	}
@@ -158,7 +158,7 @@ func (s *runScope) podInTheWay(pod *corev1.Pod) {
 		s.outcome = podNotOurs(pod.Name)
 		return
 	}
-	s.outcome = unknown(v1beta1.ReasonPending, "waiting for Pod %q of an earlier TaskRun named %q to be deleted", pod.Name, s.run.Name)
+	s.outcome = unknown(v1.ReasonPending, "waiting for Pod %q of an earlier TaskRun named %q to be deleted", pod.Name, s.run.Name)
 	waited := s.now.Sub(s.run.CreationTimestamp.Time)
 	s.recheckWithin(min(max(waited/2, earlierPodRecheckMin), earlierPodRecheckMax))
 }
@@ -166,10 +166,10 @@ func (s *runScope) podInTheWay(pod *corev1.Pod) {
 // ofEarlierRun reports whether pod, which run does not control, is controlled
 // by a TaskRun of run's name: an earlier one, deleted since, for no two
 // TaskRuns of a namespace share a name at once.
-func ofEarlierRun(run *v1beta1.TaskRun, pod *corev1.Pod) bool {
+func ofEarlierRun(run *v1.TaskRun, pod *corev1.Pod) bool {
 	owner := metav1.GetControllerOf(pod)
 	return owner != nil && owner.Kind == "TaskRun" && owner.Name == run.Name &&
-		strings.HasPrefix(owner.APIVersion, v1beta1.GroupVersion.Group+"/")
+		strings.HasPrefix(owner.APIVersion, v1.GroupVersion.Group+"/")
 }
 
 // confirmUnchanged reads run from the API server before its Pod is created,
@@ -178,8 +178,8 @@ func ofEarlierRun(run *v1beta1.TaskRun, pod *corev1.Pod) bool {
 // say), and a finished run must never start. A run changed since the cache
 // read it is reconciled again once the cache catches up, by the change's
 // watch event: the error wraps errRunChanged, and Reconcile ends there.
-func (r *TaskRunReconciler) confirmUnchanged(ctx context.Context, run *v1beta1.TaskRun) error {
-	current := &v1beta1.TaskRun{}
+func (r *TaskRunReconciler) confirmUnchanged(ctx context.Context, run *v1.TaskRun) error {
+	current := &v1.TaskRun{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), current); err != nil {
 		return fmt.Errorf("reading TaskRun %s/%s before creating its Pod: %w", run.Namespace, run.Name, err)
 	}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/nodefault"
 	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
@@ -27,9 +27,9 @@ import (
 // runScope carries what the stages of one reconcile share.
 type runScope struct {
 	// run is the TaskRun whose status the stages rewrite in place.
-	run *v1beta1.TaskRun
+	run *v1.TaskRun
 	// original is the run as read: the base of the status patch.
-	original *v1beta1.TaskRun
+	original *v1.TaskRun
 	// now is the one reading of the clock that the whole reconcile uses.
 	now time.Time
 	// timeout is the run's timeout; 0 means none.
@@ -45,7 +45,7 @@ type runScope struct {
 	pod *corev1.Pod
 	// steps are runpod.StepStates(stepsOf) as stepsOf stood at stepsVersion: the
 	// stages and the status read the steps of the same Pod (podSteps).
-	steps        []v1beta1.StepState
+	steps        []v1.StepState
 	stepsOf      *corev1.Pod
 	stepsVersion string
 	// otherPod holds the run's Pod name but is controlled by something else.
@@ -70,7 +70,7 @@ type runScope struct {
 	waitsForFence bool
 }
 
-func (r *TaskRunReconciler) newRunScope(run *v1beta1.TaskRun) *runScope {
+func (r *TaskRunReconciler) newRunScope(run *v1.TaskRun) *runScope {
 	return &runScope{run: run, original: run.DeepCopy(), now: r.clock(), timeout: runstate.Timeout(run, r.DefaultTimeout)}
 }
 
@@ -131,7 +131,7 @@ func (s *runScope) recheckWithin(d time.Duration) {
 // podSteps returns runpod.StepStates(s.pod), nil without a Pod, reading the Pod's
 // container statuses and termination messages once for each version of it
 // the reconcile holds: a stage reads them, and the status reports them.
-func (s *runScope) podSteps() []v1beta1.StepState {
+func (s *runScope) podSteps() []v1.StepState {
 	if s.pod == nil {
 		return nil
 	}
@@ -207,7 +207,7 @@ func (r *TaskRunReconciler) getPod(ctx context.Context, namespace, name string, 
 // adoptPod gives minitask's labels to a Pod that run owns or names but that
 // lacks them (one started by an earlier release, say), and makes run its
 // controller if it has none, so that the cache and the Pod watch see it.
-func (r *TaskRunReconciler) adoptPod(ctx context.Context, run *v1beta1.TaskRun, pod *corev1.Pod) error {
+func (r *TaskRunReconciler) adoptPod(ctx context.Context, run *v1.TaskRun, pod *corev1.Pod) error {
 	base := pod.DeepCopy()
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
@@ -231,7 +231,7 @@ func (r *TaskRunReconciler) adoptPod(ctx context.Context, run *v1beta1.TaskRun, 
 // (one that an earlier release started, say), else runstate.PodName; a
 // later one's name is derived from the attempt's number alone, so that a
 // reconcile that crashed after creating it is followed by one that finds it.
-func currentPodName(run *v1beta1.TaskRun) (string, bool) {
+func currentPodName(run *v1.TaskRun) (string, bool) {
 	attempt := len(run.Status.Attempts)
 	if attempt == 0 && run.Status.PodName != "" {
 		return run.Status.PodName, true

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -25,29 +25,29 @@ func TestFinishIfPodEnded(t *testing.T) {
 		p.DeletionTimestamp = &metav1.Time{Time: start.Add(time.Minute)}
 		return p
 	}
-	cancelledRun := &outcome{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "run" was cancelled`}
-	timedOutRun := &outcome{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "run" did not finish within 1h0m0s`}
-	podGone := &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}
+	cancelledRun := &outcome{metav1.ConditionFalse, v1.ReasonCancelled, `TaskRun "run" was cancelled`}
+	timedOutRun := &outcome{metav1.ConditionFalse, v1.ReasonTimeout, `TaskRun "run" did not finish within 1h0m0s`}
+	podGone := &outcome{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}
 	run := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t").Timeout(time.Hour) }
 	tests := map[string]struct {
-		run  *v1beta1.TaskRun
+		run  *v1.TaskRun
 		pod  *corev1.Pod
 		now  time.Time
 		want *outcome
 	}{
 		"no Pod yet": {run().Obj(), nil, start, nil},
 		"Pod gone": {withPodName(run().Obj(), "run-pod"), nil, start,
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}},
+			&outcome{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}},
 		"retry's Pod not created yet": {withAttempts(withPodName(run().Obj(), "run-pod"), "run-pod"), nil, start, nil},
 		"retry's Pod gone": {withAttempts(withPodName(run().Obj(), "run-pod-retry1"), "run-pod"), nil, start,
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod-retry1" was deleted before the run finished`}},
+			&outcome{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod-retry1" was deleted before the run finished`}},
 		"Pod running": {run().Obj(), withStatus(pod, wrappers.PodStatus(pod).Running(0).Obj()), start, nil},
 		"run's own deadline": {run().Obj(), stoppedAtDeadline, start.Add(time.Hour - 2*time.Second),
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonTimeout, `TaskRun "run" did not finish within 1h0m0s`}},
+			&outcome{metav1.ConditionFalse, v1.ReasonTimeout, `TaskRun "run" did not finish within 1h0m0s`}},
 		"deadline lowered for a cancel": {run().Cancelled().Obj(), stoppedAtDeadline, start.Add(time.Minute),
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonCancelled, `TaskRun "run" was cancelled`}},
+			&outcome{metav1.ConditionFalse, v1.ReasonCancelled, `TaskRun "run" was cancelled`}},
 		"deadline someone else set": {run().Obj(), stoppedAtDeadline, start.Add(time.Minute),
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
+			&outcome{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
 		// A reconcile that stopped the Pod and could not write why: the next
 		// one must not call the stop a Pod failure.
 		"deleted for a cancel":                  {withPodName(run().Cancelled().Obj(), "run-pod"), nil, start.Add(time.Minute), cancelledRun},
@@ -56,9 +56,9 @@ func TestFinishIfPodEnded(t *testing.T) {
 		"being deleted for a cancel":            {run().Cancelled().Obj(), deleting(withStatus(pod, wrappers.PodStatus(pod).Running(0).Obj())), start.Add(time.Minute), cancelledRun},
 		"being deleted, not stopped by the run": {run().Obj(), deleting(withStatus(pod, wrappers.PodStatus(pod).Running(0).Obj())), start.Add(time.Minute), podGone},
 		"succeeded before a cancel, deleted since": {run().Cancelled().Obj(), deleting(withStatus(pod, wrappers.PodStatus(pod).At(start).Succeeded().Obj())), start.Add(time.Minute),
-			&outcome{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"}},
+			&outcome{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"}},
 		"deadline on a run without timeout": {wrappers.TaskRun("ns", "run", "t").Timeout(0).Obj(), stoppedAtDeadline, start.Add(2 * time.Hour),
-			&outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
+			&outcome{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestRunScopeClock(t *testing.T) {
 	now := testTime.Add(1500 * time.Millisecond)
 	podCreated := testTime.Add(-time.Minute)
 	tests := map[string]struct {
-		run           *v1beta1.TaskRun
+		run           *v1.TaskRun
 		pod           *corev1.Pod
 		defaultTO     time.Duration
 		wantStart     time.Time
@@ -143,18 +143,18 @@ func TestPodInTheWay(t *testing.T) {
 	run := wrappers.TaskRun("ns", "run", "t").UID("new").Obj()
 	run.CreationTimestamp = metav1.NewTime(created)
 	earlier := wrappers.TaskRun("ns", "run", "t").UID("old").Obj()
-	earlier.APIVersion, earlier.Kind = v1beta1.GroupVersion.String(), "TaskRun"
+	earlier.APIVersion, earlier.Kind = v1.GroupVersion.String(), "TaskRun"
 	other := wrappers.TaskRun("ns", "another", "t").UID("other").Obj()
-	other.APIVersion, other.Kind = v1beta1.GroupVersion.String(), "TaskRun"
-	podOf := func(owner *v1beta1.TaskRun) *corev1.Pod {
+	other.APIVersion, other.Kind = v1.GroupVersion.String(), "TaskRun"
+	podOf := func(owner *v1.TaskRun) *corev1.Pod {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "run-pod"}}
 		if owner != nil {
-			pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1beta1.GroupVersion.WithKind("TaskRun"))}
+			pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1.GroupVersion.WithKind("TaskRun"))}
 		}
 		return pod
 	}
-	waiting := &outcome{metav1.ConditionUnknown, v1beta1.ReasonPending, `waiting for Pod "run-pod" of an earlier TaskRun named "run" to be deleted`}
-	notOurs := &outcome{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" already exists and is not controlled by this TaskRun`}
+	waiting := &outcome{metav1.ConditionUnknown, v1.ReasonPending, `waiting for Pod "run-pod" of an earlier TaskRun named "run" to be deleted`}
+	notOurs := &outcome{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" already exists and is not controlled by this TaskRun`}
 	tests := map[string]struct {
 		pod    *corev1.Pod
 		waited time.Duration
@@ -185,31 +185,31 @@ func TestPodInTheWay(t *testing.T) {
 	}
 }
 
-func withPodName(run *v1beta1.TaskRun, name string) *v1beta1.TaskRun {
+func withPodName(run *v1.TaskRun, name string) *v1.TaskRun {
 	run.Status.PodName = name
 	return run
 }
 
-func withStart(run *v1beta1.TaskRun, start time.Time) *v1beta1.TaskRun {
+func withStart(run *v1.TaskRun, start time.Time) *v1.TaskRun {
 	run.Status.StartTime = &metav1.Time{Time: start}
 	return run
 }
 
-func withAttempts(run *v1beta1.TaskRun, pods ...string) *v1beta1.TaskRun {
+func withAttempts(run *v1.TaskRun, pods ...string) *v1.TaskRun {
 	for _, pod := range pods {
-		run.Status.Attempts = append(run.Status.Attempts, v1beta1.Attempt{PodName: pod, Reason: string(v1beta1.ReasonPodFailed)})
+		run.Status.Attempts = append(run.Status.Attempts, v1.Attempt{PodName: pod, Reason: string(v1.ReasonPodFailed)})
 	}
 	return run
 }
 
 func TestCurrentPodName(t *testing.T) {
-	run := func() *v1beta1.TaskRun { return wrappers.TaskRun("ns", "run", "t").Obj() }
+	run := func() *v1.TaskRun { return wrappers.TaskRun("ns", "run", "t").Obj() }
 	type want struct {
 		Name    string
 		Claimed bool
 	}
 	tests := map[string]struct {
-		run  *v1beta1.TaskRun
+		run  *v1.TaskRun
 		want want
 	}{
 		"new run":                                 {run(), want{"run-pod", false}},

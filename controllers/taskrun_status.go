@@ -2,15 +2,16 @@ package controllers
 
 import (
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runpod"
 )
 
@@ -27,7 +28,7 @@ const maxConditionMessage = 32768
 // outcome is what a reconcile decided about a run: its Succeeded condition.
 type outcome struct {
 	status  metav1.ConditionStatus
-	reason  v1beta1.TaskRunReason
+	reason  v1.TaskRunReason
 	message string
 }
 
@@ -36,11 +37,11 @@ func (o *outcome) finished() bool {
 	return o.status != metav1.ConditionUnknown
 }
 
-func unknown(reason v1beta1.TaskRunReason, format string, args ...any) *outcome {
+func unknown(reason v1.TaskRunReason, format string, args ...any) *outcome {
 	return &outcome{status: metav1.ConditionUnknown, reason: reason, message: fmt.Sprintf(format, args...)}
 }
 
-func failed(reason v1beta1.TaskRunReason, format string, args ...any) *outcome {
+func failed(reason v1.TaskRunReason, format string, args ...any) *outcome {
 	return &outcome{status: metav1.ConditionFalse, reason: reason, message: fmt.Sprintf(format, args...)}
 }
 
@@ -53,36 +54,36 @@ func fromPod(c *runpod.Condition) *outcome {
 	return &outcome{status: c.Status, reason: c.Reason, message: c.Message}
 }
 
-func waitingForTask(run *v1beta1.TaskRun) *outcome {
-	return unknown(v1beta1.ReasonWaitingForTask, "waiting for Task %q, which does not exist", run.Spec.TaskRef.Name)
+func waitingForTask(run *v1.TaskRun) *outcome {
+	return unknown(v1.ReasonWaitingForTask, "waiting for Task %q, which does not exist", run.Spec.TaskRef.Name)
 }
 
-func invalidParams(missing []string) *outcome {
-	return failed(v1beta1.ReasonInvalidParams, "missing values for params with no default: %s", strings.Join(missing, ", "))
+func invalidParams(problems runstate.ParamProblems) *outcome {
+	return failed(v1.ReasonInvalidParams, "%s", problems.String())
 }
 
-func timedOut(run *v1beta1.TaskRun, timeout time.Duration) *outcome {
-	return failed(v1beta1.ReasonTimeout, "TaskRun %q did not finish within %s", run.Name, timeout)
+func timedOut(run *v1.TaskRun, timeout time.Duration) *outcome {
+	return failed(v1.ReasonTimeout, "TaskRun %q did not finish within %s", run.Name, timeout)
 }
 
-func cancelled(run *v1beta1.TaskRun) *outcome {
-	return failed(v1beta1.ReasonCancelled, "TaskRun %q was cancelled", run.Name)
+func cancelled(run *v1.TaskRun) *outcome {
+	return failed(v1.ReasonCancelled, "TaskRun %q was cancelled", run.Name)
 }
 
 func podRejected(err error) *outcome {
-	return failed(v1beta1.ReasonPodFailed, "the API server rejected the Pod: %v", err)
+	return failed(v1.ReasonPodFailed, "the API server rejected the Pod: %v", err)
 }
 
 // podRefused is the outcome of a run whose Pod the API server refused for a
 // reason that can pass (classifyRefusal): the run waits, saying why.
 func podRefused(podName, cause string, err error) *outcome {
-	return unknown(v1beta1.ReasonPending, "Pod %q not created yet: %s; retrying: %v", podName, cause, err)
+	return unknown(v1.ReasonPending, "Pod %q not created yet: %s; retrying: %v", podName, cause, err)
 }
 
 // podTooLarge is the outcome of a run whose Pod would be too large
 // (runpod.Build).
 func podTooLarge(err *runpod.TooLargeError) *outcome {
-	return failed(v1beta1.ReasonInvalidParams, "%v; no Pod was created", err)
+	return failed(v1.ReasonInvalidParams, "%v; no Pod was created", err)
 }
 
 func podDeleted(podName string) *outcome {
@@ -90,7 +91,7 @@ func podDeleted(podName string) *outcome {
 }
 
 func podNotOurs(podName string) *outcome {
-	return failed(v1beta1.ReasonPodFailed, "Pod %q already exists and is not controlled by this TaskRun", podName)
+	return failed(v1.ReasonPodFailed, "Pod %q already exists and is not controlled by this TaskRun", podName)
 }
 
 // applyStatus writes into run's status what a reconcile decided: o as the
@@ -98,7 +99,7 @@ func podNotOurs(podName string) *outcome {
 // steps if there is a Pod, and now as completionTime if o ends the run. The
 // steps of a run whose Pod is gone stay as last seen, but for those of a run
 // the controller stopped (see markStepsStopped). steps are runpod.StepStates(pod).
-func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.Pod, steps []v1beta1.StepState, now time.Time) {
+func applyStatus(run *v1.TaskRun, o *outcome, start time.Time, pod *corev1.Pod, steps []v1.StepState, now time.Time) {
 	st := &run.Status
 	if st.StartTime == nil {
 		st.StartTime = &metav1.Time{Time: start}
@@ -109,7 +110,7 @@ func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.
 		st.Results = runpod.Results(pod)
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type:               v1beta1.ConditionSucceeded,
+		Type:               v1.ConditionSucceeded,
 		Status:             o.status,
 		Reason:             string(o.reason),
 		Message:            truncate(o.message, maxConditionMessage),
@@ -120,7 +121,7 @@ func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.
 		st.CompletionTime = &metav1.Time{Time: now}
 	}
 	switch o.reason {
-	case v1beta1.ReasonTimeout, v1beta1.ReasonCancelled, v1beta1.ReasonImagePullFailed, v1beta1.ReasonPodConfigFailed:
+	case v1.ReasonTimeout, v1.ReasonCancelled, v1.ReasonImagePullFailed, v1.ReasonPodConfigFailed:
 		markStepsStopped(st.Steps, o.reason, now)
 	}
 }
@@ -132,16 +133,16 @@ func applyStatus(run *v1beta1.TaskRun, o *outcome, start time.Time, pod *corev1.
 // running ended now, when its Pod was stopped; its exit code stays unset, as
 // the kubelet reports it only after the kill, and nothing of the run is
 // written after it ends.
-func markStepsStopped(steps []v1beta1.StepState, reason v1beta1.TaskRunReason, now time.Time) {
+func markStepsStopped(steps []v1.StepState, reason v1.TaskRunReason, now time.Time) {
 	for i := range steps {
 		step := &steps[i]
-		if step.State == v1beta1.StepTerminated {
+		if step.State == v1.StepTerminated {
 			continue
 		}
-		if step.State == v1beta1.StepRunning {
+		if step.State == v1.StepRunning {
 			step.FinishedAt = &metav1.Time{Time: now}
 		}
-		step.State = v1beta1.StepTerminated
+		step.State = v1.StepTerminated
 		step.Reason = string(reason)
 	}
 }

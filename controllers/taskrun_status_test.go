@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -57,7 +57,7 @@ func withStatus(pod *corev1.Pod, status corev1.PodStatus) *corev1.Pod {
 
 // succeeded is the outcome of a run whose Pod succeeded, every step exiting 0.
 func succeeded() *outcome {
-	return &outcome{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"}
+	return &outcome{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"}
 }
 
 func TestApplyStatus(t *testing.T) {
@@ -67,11 +67,11 @@ func TestApplyStatus(t *testing.T) {
 	run := wrappers.TaskRun("ns", "run", "t").Obj()
 	run.Generation = 2
 
-	running := &outcome{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "a" (1 of 3)`}
+	running := &outcome{metav1.ConditionUnknown, v1.ReasonRunning, `running step "a" (1 of 3)`}
 	applyStatus(run, running, started, pod, runpod.StepStates(pod), started)
-	want := v1beta1.TaskRunStatus{
+	want := v1.TaskRunStatus{
 		Conditions: []metav1.Condition{{
-			Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: "Running",
+			Type: v1.ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: "Running",
 			Message: `running step "a" (1 of 3)`, ObservedGeneration: 2, LastTransitionTime: metav1.Time{Time: started},
 		}},
 		PodName:   "run-pod",
@@ -106,9 +106,9 @@ func TestApplyStatus(t *testing.T) {
 func TestApplyStatusWithoutPodKeepsSteps(t *testing.T) {
 	run := wrappers.TaskRun("ns", "run", "t").Obj()
 	run.Status.PodName = "run-pod"
-	run.Status.Steps = []v1beta1.StepState{{Name: "a", State: v1beta1.StepRunning}}
+	run.Status.Steps = []v1.StepState{{Name: "a", State: v1.StepRunning}}
 	applyStatus(run, podDeleted("run-pod"), testTime, nil, nil, testTime)
-	if diff := cmp.Diff([]v1beta1.StepState{{Name: "a", State: v1beta1.StepRunning}}, run.Status.Steps); diff != "" {
+	if diff := cmp.Diff([]v1.StepState{{Name: "a", State: v1.StepRunning}}, run.Status.Steps); diff != "" {
 		t.Errorf("steps changed without a Pod (-want +got):\n%s", diff)
 	}
 }
@@ -138,35 +138,35 @@ func TestTruncate(t *testing.T) {
 func TestApplyStatusMarksStoppedSteps(t *testing.T) {
 	started, now := testTime, testTime.Add(time.Minute)
 	pod := withStatus(threeStepPod(), wrappers.PodStatus(threeStepPod()).At(started).Running(1).Obj())
-	completed := v1beta1.StepState{
-		Name: "a", State: v1beta1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed",
+	completed := v1.StepState{
+		Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed",
 		StartedAt: &metav1.Time{Time: started}, FinishedAt: &metav1.Time{Time: started},
 	}
-	stopped := func(reason v1beta1.TaskRunReason) []v1beta1.StepState {
-		return []v1beta1.StepState{
+	stopped := func(reason v1.TaskRunReason) []v1.StepState {
+		return []v1.StepState{
 			completed,
-			{Name: "b", State: v1beta1.StepTerminated, Reason: string(reason), StartedAt: &metav1.Time{Time: started}, FinishedAt: &metav1.Time{Time: now}},
-			{Name: "c", State: v1beta1.StepTerminated, Reason: string(reason)},
+			{Name: "b", State: v1.StepTerminated, Reason: string(reason), StartedAt: &metav1.Time{Time: started}, FinishedAt: &metav1.Time{Time: now}},
+			{Name: "c", State: v1.StepTerminated, Reason: string(reason)},
 		}
 	}
 	tests := map[string]struct {
 		outcome *outcome
-		want    []v1beta1.StepState
+		want    []v1.StepState
 	}{
 		"cancelled: the running step and those after it stopped": {
-			outcome: failed(v1beta1.ReasonCancelled, "cancelled"),
-			want:    stopped(v1beta1.ReasonCancelled),
+			outcome: failed(v1.ReasonCancelled, "cancelled"),
+			want:    stopped(v1.ReasonCancelled),
 		},
 		"timed out: the same, with the timeout as reason": {
-			outcome: failed(v1beta1.ReasonTimeout, "timed out"),
-			want:    stopped(v1beta1.ReasonTimeout),
+			outcome: failed(v1.ReasonTimeout, "timed out"),
+			want:    stopped(v1.ReasonTimeout),
 		},
 		"still running: steps as the kubelet reports them": {
-			outcome: unknown(v1beta1.ReasonRunning, "running"),
+			outcome: unknown(v1.ReasonRunning, "running"),
 			want:    runpod.StepStates(pod),
 		},
 		"failed otherwise: steps as the kubelet reports them": {
-			outcome: failed(v1beta1.ReasonPodFailed, "evicted"),
+			outcome: failed(v1.ReasonPodFailed, "evicted"),
 			want:    runpod.StepStates(pod),
 		},
 	}
@@ -187,7 +187,7 @@ func TestApplyStatusWritesResults(t *testing.T) {
 	pod := endedResultsPod(1, map[int]string{0: `{"exitCode":0,"results":{"digest":"d"}}`})
 	run := wrappers.TaskRun("ns", "run", "t").Obj()
 	applyStatus(run, succeeded(), testTime, pod, runpod.StepStates(pod), testTime)
-	want := []v1beta1.RunResult{{Name: "digest", Value: ptr.To("d")}}
+	want := []v1.RunResult{{Name: "digest", Value: ptr.To("d")}}
 	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
 		t.Errorf("status.results (-want +got):\n%s", diff)
 	}

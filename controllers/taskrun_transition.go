@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -66,8 +66,8 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 		return
 	}
 	logger := log.FromContext(ctx)
-	before := meta.FindStatusCondition(s.original.Status.Conditions, v1beta1.ConditionSucceeded)
-	after := meta.FindStatusCondition(s.run.Status.Conditions, v1beta1.ConditionSucceeded)
+	before := meta.FindStatusCondition(s.original.Status.Conditions, v1.ConditionSucceeded)
+	after := meta.FindStatusCondition(s.run.Status.Conditions, v1.ConditionSucceeded)
 
 	if s.original.Status.StartTime == nil {
 		// The reconcile that created the Pod of a new run leaves its start
@@ -89,16 +89,16 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 	}
 	logger.Info("TaskRun changed", "status", after.Status, "reason", after.Reason, "message", after.Message)
 
-	switch reason := v1beta1.TaskRunReason(after.Reason); {
-	case after.Status == metav1.ConditionUnknown && reason == v1beta1.ReasonRetrying:
+	switch reason := v1.TaskRunReason(after.Reason); {
+	case after.Status == metav1.ConditionUnknown && reason == v1.ReasonRetrying:
 		// observeRetries recorded each failed attempt.
-	case after.Status == metav1.ConditionUnknown && reason == v1beta1.ReasonRunning:
+	case after.Status == metav1.ConditionUnknown && reason == v1.ReasonRunning:
 		r.event(s, corev1.EventTypeNormal, eventRunning, "Run", after.Message)
 	case after.Status == metav1.ConditionTrue:
 		r.event(s, corev1.EventTypeNormal, eventSucceeded, "Complete", after.Message)
-	case after.Status == metav1.ConditionFalse && reason == v1beta1.ReasonTimeout:
+	case after.Status == metav1.ConditionFalse && reason == v1.ReasonTimeout:
 		r.event(s, corev1.EventTypeWarning, eventTimedOut, "Stop", after.Message)
-	case after.Status == metav1.ConditionFalse && reason == v1beta1.ReasonCancelled:
+	case after.Status == metav1.ConditionFalse && reason == v1.ReasonCancelled:
 		r.event(s, corev1.EventTypeNormal, eventCancelled, "Stop", after.Message)
 	case after.Status == metav1.ConditionFalse:
 		r.event(s, corev1.EventTypeWarning, eventFailed, "Complete", after.Message)

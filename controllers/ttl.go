@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -32,7 +32,7 @@ import (
 // meets its predecessor's Pod. Its preconditions, the UID and resourceVersion
 // read, make sure that the object deleted is the one judged expired: never a
 // new run of the same name, nor one changed since the cache saw it.
-func (r *TaskRunReconciler) deleteIfExpired(ctx context.Context, run *v1beta1.TaskRun) (ctrl.Result, error) {
+func (r *TaskRunReconciler) deleteIfExpired(ctx context.Context, run *v1.TaskRun) (ctrl.Result, error) {
 	expires, ok := runstate.ExpiresAt(run, r.DefaultTTLAfterFinished)
 	if !ok {
 		return ctrl.Result{}, nil

@@ -10,15 +10,15 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // finishedRun is a run that finished at completed, with ttl (nil: none).
-func finishedRun(completed time.Time, ttl *int32) *v1beta1.TaskRun {
+func finishedRun(completed time.Time, ttl *int32) *v1.TaskRun {
 	at := metav1.NewTime(completed)
 	run := wrappers.TaskRun("ns", "run", "t").
-		Conditions(metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: string(v1beta1.ReasonSucceeded), LastTransitionTime: at}).
+		Conditions(metav1.Condition{Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: string(v1.ReasonSucceeded), LastTransitionTime: at}).
 		Started(at).Completed(at).Obj()
 	run.Spec.TTLSecondsAfterFinished = ttl
 	return run
@@ -30,7 +30,7 @@ func finishedRun(completed time.Time, ttl *int32) *v1beta1.TaskRun {
 func TestDeleteIfExpiredWaits(t *testing.T) {
 	now := testTime
 	tests := map[string]struct {
-		run        *v1beta1.TaskRun
+		run        *v1.TaskRun
 		defaultTTL time.Duration
 		want       ctrl.Result
 	}{
@@ -58,12 +58,12 @@ func TestDeleteIfExpiredWaits(t *testing.T) {
 func TestTrimmedRunKeepsItsTTL(t *testing.T) {
 	run := finishedRun(testTime, ptr.To[int32](60))
 	run.Spec.Retries = ptr.To[int32](1)
-	run.Status.Attempts = []v1beta1.Attempt{{PodName: "run-pod", Reason: "PodFailed", Message: "evicted"}}
+	run.Status.Attempts = []v1.Attempt{{PodName: "run-pod", Reason: "PodFailed", Message: "evicted"}}
 	trimmed, err := trimRun(run.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := trimmed.(*v1beta1.TaskRun)
+	got := trimmed.(*v1.TaskRun)
 	want := run.DeepCopy()
 	want.Status.Attempts = nil
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -12,14 +12,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // withTTL returns run with spec.ttlSecondsAfterFinished set.
-func withTTL(run *v1beta1.TaskRun, seconds int32) *v1beta1.TaskRun {
+func withTTL(run *v1.TaskRun, seconds int32) *v1.TaskRun {
 	run.Spec.TTLSecondsAfterFinished = ptr.To(seconds)
 	return run
 }
@@ -28,9 +28,9 @@ func withTTL(run *v1beta1.TaskRun, seconds int32) *v1beta1.TaskRun {
 // The controller deletes in the foreground, and envtest runs no garbage
 // collector, so the run stays, with the foregroundDeletion finalizer that the
 // collector would remove once the run's Pods are gone.
-func (h *harness) waitForDeletion(t *testing.T, name string) *v1beta1.TaskRun {
+func (h *harness) waitForDeletion(t *testing.T, name string) *v1.TaskRun {
 	t.Helper()
-	var run *v1beta1.TaskRun
+	var run *v1.TaskRun
 	testenv.Eventually(t, func() (bool, string) {
 		run = h.TaskRun(t, name)
 		return run.DeletionTimestamp != nil, "it is not marked for deletion"
@@ -43,10 +43,10 @@ func (h *harness) waitForDeletion(t *testing.T, name string) *v1beta1.TaskRun {
 }
 
 // finishRun lets a run's Pod succeed and waits for the run to finish.
-func (h *harness) finishRun(t *testing.T, name string) *v1beta1.TaskRun {
+func (h *harness) finishRun(t *testing.T, name string) *v1.TaskRun {
 	t.Helper()
 	h.Kubelet(t, name+"-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
-	return h.waitForCondition(t, name, condition{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0"})
+	return h.waitForCondition(t, name, condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
 }
 
 // TestTTLAfterFinished checks that the controller deletes a finished run at
@@ -58,7 +58,7 @@ func TestTTLAfterFinished(t *testing.T) {
 	h.Create(t, twoSteps("t"))
 
 	tests := map[string]struct {
-		run *v1beta1.TaskRun
+		run *v1.TaskRun
 		// after is how long after completionTime the run is deleted; nil: kept.
 		after *time.Duration
 	}{
@@ -106,9 +106,9 @@ func TestDefaultTTLAfterFinished(t *testing.T) {
 	h := newHarness(t)
 	h.Create(t, twoSteps("t"), withTTL(wrappers.TaskRun("", "long-ago", "t").Obj(), 60))
 	longAgo := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
-	h.UpdateTaskRunStatus(t, "long-ago", func(r *v1beta1.TaskRun) {
-		r.Status = v1beta1.TaskRunStatus{StartTime: &longAgo, CompletionTime: &longAgo, Conditions: []metav1.Condition{{
-			Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: string(v1beta1.ReasonSucceeded),
+	h.UpdateTaskRunStatus(t, "long-ago", func(r *v1.TaskRun) {
+		r.Status = v1.TaskRunStatus{StartTime: &longAgo, CompletionTime: &longAgo, Conditions: []metav1.Condition{{
+			Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: string(v1.ReasonSucceeded),
 			Message: "every step exited 0", LastTransitionTime: longAgo,
 		}}}
 	})
@@ -133,11 +133,11 @@ func TestDefaultTTLAfterFinished(t *testing.T) {
 // it, as a cache that has not caught up would.
 type staleReader struct {
 	client.Client
-	run *v1beta1.TaskRun
+	run *v1.TaskRun
 }
 
 func (c staleReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if run, ok := obj.(*v1beta1.TaskRun); ok && key == client.ObjectKeyFromObject(c.run) {
+	if run, ok := obj.(*v1.TaskRun); ok && key == client.ObjectKeyFromObject(c.run) {
 		c.run.DeepCopyInto(run)
 		return nil
 	}
@@ -150,17 +150,17 @@ func (c staleReader) Get(ctx context.Context, key client.ObjectKey, obj client.O
 func TestTTLDeletesOnlyTheRunItJudged(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	finish := func(name string) *v1beta1.TaskRun {
+	finish := func(name string) *v1.TaskRun {
 		now := metav1.NewTime(time.Now().Truncate(time.Second))
-		h.UpdateTaskRunStatus(t, name, func(r *v1beta1.TaskRun) {
-			r.Status = v1beta1.TaskRunStatus{StartTime: &now, CompletionTime: &now, Conditions: []metav1.Condition{{
-				Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: string(v1beta1.ReasonStepFailed),
+		h.UpdateTaskRunStatus(t, name, func(r *v1.TaskRun) {
+			r.Status = v1.TaskRunStatus{StartTime: &now, CompletionTime: &now, Conditions: []metav1.Condition{{
+				Type: v1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: string(v1.ReasonStepFailed),
 				Message: `step "first" exited with code 1`, LastTransitionTime: now,
 			}}}
 		})
 		return h.TaskRun(t, name)
 	}
-	reconcile := func(stale *v1beta1.TaskRun) {
+	reconcile := func(stale *v1.TaskRun) {
 		t.Helper()
 		r := &controllers.TaskRunReconciler{Client: staleReader{Client: env.Client, run: stale}}
 		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stale)}); err != nil {
@@ -181,7 +181,7 @@ func TestTTLDeletesOnlyTheRunItJudged(t *testing.T) {
 
 	h.Create(t, withTTL(wrappers.TaskRun("", "relabelled", "t").Obj(), 0))
 	read := finish("relabelled")
-	h.UpdateTaskRun(t, "relabelled", func(r *v1beta1.TaskRun) { r.Labels = map[string]string{"keep": "me"} })
+	h.UpdateTaskRun(t, "relabelled", func(r *v1.TaskRun) { r.Labels = map[string]string{"keep": "me"} })
 	reconcile(read)
 	if run := h.TaskRun(t, "relabelled"); run.DeletionTimestamp != nil {
 		t.Error("a run changed since it was read was deleted")

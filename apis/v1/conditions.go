@@ -51,6 +51,9 @@ const (
 	// a container the runtime cannot create) for longer than the manager's
 	// --pod-config-timeout.
 	ReasonPodConfigFailed TaskRunReason = "PodConfigFailed"
+	// ReasonPendingTimeout: the run's first step did not start within its
+	// timeouts.pending; the message names what held it.
+	ReasonPendingTimeout TaskRunReason = "PendingTimeout"
 	// ReasonFailed: only from conversion, when a v1alpha1 writer set phase Failed.
 	ReasonFailed TaskRunReason = "Failed"
 )

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/params"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
@@ -46,8 +46,8 @@ func (e *TooLargeError) Error() string {
 type Inputs struct {
 	// Name is the Pod's name: the run's current attempt's.
 	Name string
-	// Params are the values of the Task's params, by name (runstate.ParamValues).
-	Params map[string]string
+	// Params are the values of the Task's params (runstate.ParamValues).
+	Params params.Values
 	// ActiveDeadlineSeconds bounds the Pod by what is left of the run's
 	// timeout; nil for none.
 	ActiveDeadlineSeconds *int64
@@ -69,8 +69,9 @@ type Inputs struct {
 // whose texts would pass maxPodText once references are replaced is a
 // *TooLargeError, found by counting: no more than maxPodText bytes of it
 // are ever built.
-func Build(run *v1beta1.TaskRun, task *v1beta1.Task, in Inputs) (*corev1.Pod, error) {
-	values := params.Values{Params: in.Params, Workspaces: runstate.WorkspacePaths(task), Results: runstate.ResultPaths(task)}
+func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
+	values := in.Params
+	values.Workspaces, values.Results = runstate.WorkspacePaths(task), runstate.ResultPaths(task)
 	budget := params.NewBudget(maxPodText)
 	mounts := append(workspaceMounts(task), resultsMounts(task)...)
 	protocol := stepscript.ProtocolFor(task)
@@ -118,7 +119,7 @@ func Build(run *v1beta1.TaskRun, task *v1beta1.Task, in Inputs) (*corev1.Pod, er
 // whole so that status.steps and kubectl task logs still name the step; the
 // Task's results in its order and the containers that write them
 // (results.go reads them), so that status.results needs no Task.
-func podAnnotations(task *v1beta1.Task, stepNames []string) map[string]string {
+func podAnnotations(task *v1.Task, stepNames []string) map[string]string {
 	annotations := map[string]string{}
 	if names, needed := runstate.StepNamesAnnotation(stepNames); needed {
 		annotations[runstate.AnnotationStepNames] = names
@@ -143,7 +144,7 @@ func podAnnotations(task *v1beta1.Task, stepNames []string) map[string]string {
 
 // podLabels returns the run's labels and the controller's own, which win: the
 // cache and the Pod watch find Pods by them.
-func podLabels(run *v1beta1.TaskRun) map[string]string {
+func podLabels(run *v1.TaskRun) map[string]string {
 	labels := make(map[string]string, len(run.Labels)+2)
 	maps.Copy(labels, run.Labels)
 	maps.Copy(labels, runstate.PodLabels(run))
@@ -155,12 +156,12 @@ func podLabels(run *v1beta1.TaskRun) map[string]string {
 // /bin/sh -c SCRIPT inside the wrapper that writes its termination message
 // with the Task's results (internal/stepscript); a step without one runs its
 // command and args, or the image's entrypoint, untouched.
-func containerForStep(step v1beta1.Step, values params.Values, protocol stepscript.Protocol, budget *params.Budget) corev1.Container {
+func containerForStep(step v1.Step, values params.Values, protocol stepscript.Protocol, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
 		Name:       runstate.StepContainer(step.Name),
 		Image:      budget.Substitute(step.Image, values),
-		Command:    substituteAll(step.Command, values, budget),
-		Args:       substituteAll(step.Args, values, budget),
+		Command:    budget.ExpandList(step.Command, values),
+		Args:       budget.ExpandList(step.Args, values),
 		WorkingDir: budget.Substitute(step.WorkingDir, values),
 		Env:        substituteEnv(step.Env, values, budget),
 	}
@@ -174,18 +175,6 @@ func containerForStep(step v1beta1.Step, values params.Values, protocol stepscri
 		c.Resources = *step.ComputeResources.DeepCopy()
 	}
 	return c
-}
-
-// substituteAll returns texts with references replaced, nil for none.
-func substituteAll(texts []string, values params.Values, budget *params.Budget) []string {
-	if len(texts) == 0 {
-		return nil
-	}
-	out := make([]string, len(texts))
-	for i, s := range texts {
-		out[i] = budget.Substitute(s, values)
-	}
-	return out
 }
 
 // substituteEnv returns env with references replaced in each value; a value
@@ -215,7 +204,7 @@ func applyServiceAccount(spec *corev1.PodSpec, serviceAccountName string) {
 }
 
 // applyPodTemplate copies the run's Pod settings onto spec.
-func applyPodTemplate(spec *corev1.PodSpec, template *v1beta1.PodTemplate) {
+func applyPodTemplate(spec *corev1.PodSpec, template *v1.PodTemplate) {
 	if template == nil {
 		return
 	}

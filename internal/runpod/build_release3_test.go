@@ -9,7 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/params"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -29,18 +30,18 @@ func TestBuildRelease3(t *testing.T) {
 	}
 	oneStep := wrappers.Task("ns", "t").Step("only", "alpine:3", "").Obj()
 	tests := map[string]struct {
-		task       *v1beta1.Task
-		run        *v1beta1.TaskRun
-		params     map[string]string
+		task       *v1.Task
+		run        *v1.TaskRun
+		params     params.Values
 		restricted bool
 		want       corev1.PodSpec
 		wantLabels map[string]string
 	}{
 		"unbound workspaces are emptyDirs; every step mounts every one, read-only as declared": {
 			task: wrappers.Task("ns", "t").Workspaces(
-				v1beta1.WorkspaceDeclaration{Name: "src"},
-				v1beta1.WorkspaceDeclaration{Name: "cache", MountPath: "/root/.cache", ReadOnly: ptr.To(true)},
-				v1beta1.WorkspaceDeclaration{Name: "out", ReadOnly: ptr.To(false)},
+				v1.WorkspaceDeclaration{Name: "src"},
+				v1.WorkspaceDeclaration{Name: "cache", MountPath: "/root/.cache", ReadOnly: ptr.To(true)},
+				v1.WorkspaceDeclaration{Name: "out", ReadOnly: ptr.To(false)},
 			).Step("a", "alpine:3", "").Step("b", "alpine:3", "").Obj(),
 			run: wrappers.TaskRun("ns", "run", "t").Obj(),
 			want: podSpec(func(s *corev1.PodSpec) {
@@ -62,11 +63,11 @@ func TestBuildRelease3(t *testing.T) {
 			task: wrappers.Task("ns", "t").Workspace("src").Workspace("settings").Workspace("creds").Workspace("tmp").
 				Step("only", "alpine:3", "").Obj(),
 			run: wrappers.TaskRun("ns", "run", "t").
-				Workspace(v1beta1.WorkspaceBinding{Name: "undeclared", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "other"}}).
-				Workspace(v1beta1.WorkspaceBinding{Name: "tmp", EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}).
-				Workspace(v1beta1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git"}}).
-				Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}).
-				Workspace(v1beta1.WorkspaceBinding{Name: "src", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache"}}).Obj(),
+				Workspace(v1.WorkspaceBinding{Name: "undeclared", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "other"}}).
+				Workspace(v1.WorkspaceBinding{Name: "tmp", EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}).
+				Workspace(v1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git"}}).
+				Workspace(v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}).
+				Workspace(v1.WorkspaceBinding{Name: "src", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache"}}).Obj(),
 			want: podSpec(func(s *corev1.PodSpec) {
 				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3", VolumeMounts: []corev1.VolumeMount{
 					{Name: "ws-src", MountPath: "/workspace/src"},
@@ -94,7 +95,7 @@ func TestBuildRelease3(t *testing.T) {
 			}),
 		},
 		"command, args, workingDir and env values substituted; envFrom, valueFrom and resources copied": {
-			task: wrappers.Task("ns", "t").Param("target").Workspace("src").Steps(v1beta1.Step{
+			task: wrappers.Task("ns", "t").Param("target").Workspace("src").Steps(v1.Step{
 				Name: "build", Image: "golang:1",
 				Command:    []string{"go", "build"},
 				Args:       []string{"-o", "$(workspaces.src.path)/bin/$(params.target)", "./$(params.target)"},
@@ -111,7 +112,7 @@ func TestBuildRelease3(t *testing.T) {
 				},
 			}).Obj(),
 			run:    wrappers.TaskRun("ns", "run", "t").Obj(),
-			params: map[string]string{"target": "app"},
+			params: params.Values{Params: map[string]string{"target": "app"}},
 			want: podSpec(func(s *corev1.PodSpec) {
 				s.Containers = []corev1.Container{{
 					Name: "step-build", Image: "golang:1",
@@ -182,7 +183,7 @@ func TestBuildRelease3(t *testing.T) {
 		},
 		"restricted namespace, no user named: the run's own group and fsGroup are kept": {
 			task: oneStep,
-			run: wrappers.TaskRun("ns", "run", "t").PodTemplate(v1beta1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{
+			run: wrappers.TaskRun("ns", "run", "t").PodTemplate(v1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{
 				RunAsGroup: ptr.To[int64](1000), FSGroup: ptr.To[int64](2000),
 			}}).Obj(),
 			restricted: true,
@@ -195,7 +196,7 @@ func TestBuildRelease3(t *testing.T) {
 		},
 		"restricted namespace, a user named: no group or fsGroup is added": {
 			task: oneStep,
-			run: wrappers.TaskRun("ns", "run", "t").PodTemplate(v1beta1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{
+			run: wrappers.TaskRun("ns", "run", "t").PodTemplate(v1.PodTemplate{SecurityContext: &corev1.PodSecurityContext{
 				RunAsUser: ptr.To[int64](1000),
 			}}).Obj(),
 			restricted: true,
@@ -206,7 +207,7 @@ func TestBuildRelease3(t *testing.T) {
 		},
 		"restricted namespace: what the Pod template sets wins, the rest is filled in": {
 			task:       oneStep,
-			run:        wrappers.TaskRun("ns", "run", "t").PodTemplate(v1beta1.PodTemplate{SecurityContext: ownSecurityContext()}).Obj(),
+			run:        wrappers.TaskRun("ns", "run", "t").PodTemplate(v1.PodTemplate{SecurityContext: ownSecurityContext()}).Obj(),
 			restricted: true,
 			want: podSpec(func(s *corev1.PodSpec) {
 				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3", SecurityContext: &corev1.SecurityContext{
@@ -246,8 +247,8 @@ func TestBuildRelease3(t *testing.T) {
 }
 
 // everyPodSetting is a run's Pod template that sets every field it has.
-func everyPodSetting() v1beta1.PodTemplate {
-	return v1beta1.PodTemplate{
+func everyPodSetting() v1.PodTemplate {
+	return v1.PodTemplate{
 		NodeSelector: map[string]string{"disk": "ssd"},
 		Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ci", Effect: corev1.TaintEffectNoSchedule}},
 		Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{

@@ -11,7 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/params"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -21,8 +22,8 @@ func TestBuild(t *testing.T) {
 	resultsMount := []corev1.VolumeMount{{Name: "minitask-results", MountPath: "/minitask/results"}}
 	labels := map[string]string{runstate.LabelManagedBy: runstate.ManagedByValue, runstate.LabelTaskRun: "run"}
 	tests := map[string]struct {
-		task            *v1beta1.Task
-		values          map[string]string
+		task            *v1.Task
+		values          params.Values
 		deadline        *int64
 		want            corev1.PodSpec
 		wantAnnotations map[string]string
@@ -40,7 +41,7 @@ func TestBuild(t *testing.T) {
 				Step("fetch", "alpine:$(params.tag)", "echo $(params.greeting) $(params.unknown) $HOME").
 				Step("build", "golang:1", "go build").
 				Step("push", "$(params.registry)/pusher", "push $(params.tag)").Obj(),
-			values:   map[string]string{"tag": "3", "greeting": "hi", "registry": "r.io"},
+			values:   params.Values{Params: map[string]string{"tag": "3", "greeting": "hi", "registry": "r.io"}},
 			deadline: ptr.To[int64](60),
 			want: corev1.PodSpec{
 				RestartPolicy:                corev1.RestartPolicyNever,
@@ -58,17 +59,17 @@ func TestBuild(t *testing.T) {
 		},
 		"results: every step mounts their volume, script steps are told their names, paths replaced everywhere": {
 			task: wrappers.Task("ns", "t").Steps(
-				v1beta1.Step{Name: "probe", Image: "alpine:3", Script: "echo 1 > $(results.version.path)", OnError: v1beta1.OnErrorContinue},
-				v1beta1.Step{Name: "tool", Image: "tool", Command: []string{"tool"}, Args: []string{"--out=$(results.digest.path)"},
+				v1.Step{Name: "probe", Image: "alpine:3", Script: "echo 1 > $(results.version.path)", OnError: v1.OnErrorContinue},
+				v1.Step{Name: "tool", Image: "tool", Command: []string{"tool"}, Args: []string{"--out=$(results.digest.path)"},
 					WorkingDir: "$(results.digest.path)", Env: []corev1.EnvVar{{Name: "OUT", Value: "$(results.version.path)"}}},
-				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)"},
+				v1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)"},
 			).Results("version", "digest").Obj(),
 			want: corev1.PodSpec{
 				RestartPolicy:                corev1.RestartPolicyNever,
 				AutomountServiceAccountToken: ptr.To(false),
 				Volumes:                      []corev1.Volume{{Name: "minitask-results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				InitContainers: []corev1.Container{
-					{Name: "step-probe", Image: "alpine:3", Command: stepscript.Command("echo 1 > /minitask/results/version", v1beta1.OnErrorContinue, stepscript.Protocol{Results: []string{"version", "digest"}, MessageLimit: 4096}),
+					{Name: "step-probe", Image: "alpine:3", Command: stepscript.Command("echo 1 > /minitask/results/version", v1.OnErrorContinue, stepscript.Protocol{Results: []string{"version", "digest"}, MessageLimit: 4096}),
 						VolumeMounts: resultsMount},
 					{Name: "step-tool", Image: "tool", Command: []string{"tool"}, Args: []string{"--out=/minitask/results/digest"},
 						WorkingDir: "/minitask/results/digest", Env: []corev1.EnvVar{{Name: "OUT", Value: "/minitask/results/version"}}, VolumeMounts: resultsMount},
@@ -116,23 +117,23 @@ func TestBuild(t *testing.T) {
 // building it.
 func TestBuildBudget(t *testing.T) {
 	bomb := strings.Repeat("echo $(params.x)\n", 1000)
-	manySteps := func(n int, script string) *v1beta1.Task {
+	manySteps := func(n int, script string) *v1.Task {
 		w := wrappers.Task("ns", "t").Param("x")
 		for i := range n {
 			w.Step(fmt.Sprintf("s%d", i), "alpine", script)
 		}
 		return w.Obj()
 	}
-	stepsOf := func(n int, step func(i int) v1beta1.Step) *v1beta1.Task {
+	stepsOf := func(n int, step func(i int) v1.Step) *v1.Task {
 		w := wrappers.Task("ns", "t").Param("x")
-		steps := make([]v1beta1.Step, n)
+		steps := make([]v1.Step, n)
 		for i := range steps {
 			steps[i] = step(i)
 		}
 		return w.Steps(steps...).Obj()
 	}
 	tests := map[string]struct {
-		task    *v1beta1.Task
+		task    *v1.Task
 		value   string
 		wantErr *TooLargeError
 	}{
@@ -147,12 +148,12 @@ func TestBuildBudget(t *testing.T) {
 			wantErr: &TooLargeError{size: maxPodText + 1, limit: maxPodText},
 		},
 		"the bomb in env values: 20 steps of 100 values of 10 references each to 64 KiB": {
-			task: stepsOf(20, func(i int) v1beta1.Step {
+			task: stepsOf(20, func(i int) v1.Step {
 				env := make([]corev1.EnvVar, 100)
 				for j := range env {
 					env[j] = corev1.EnvVar{Name: fmt.Sprintf("V%d", j), Value: strings.Repeat("$(params.x)", 10)}
 				}
-				return v1beta1.Step{Name: fmt.Sprintf("s%d", i), Image: "alpine", Env: env}
+				return v1.Step{Name: fmt.Sprintf("s%d", i), Image: "alpine", Env: env}
 			}),
 			value: strings.Repeat("v", 64<<10),
 			wantErr: &TooLargeError{
@@ -161,8 +162,8 @@ func TestBuildBudget(t *testing.T) {
 			},
 		},
 		"the bomb in args, command and workingDir": {
-			task: stepsOf(20, func(i int) v1beta1.Step {
-				return v1beta1.Step{
+			task: stepsOf(20, func(i int) v1.Step {
+				return v1.Step{
 					Name: fmt.Sprintf("s%d", i), Image: "alpine",
 					Command:    []string{"$(params.x)"},
 					Args:       []string{bomb, bomb},
@@ -177,11 +178,11 @@ func TestBuildBudget(t *testing.T) {
 			},
 		},
 		"workspace paths count: one byte over with a long mountPath": {
-			task: func() *v1beta1.Task {
-				t := stepsOf(1, func(int) v1beta1.Step {
-					return v1beta1.Step{Name: "s", Image: "alpine", Args: []string{"$(params.x)", "$(workspaces.w.path)"}}
+			task: func() *v1.Task {
+				t := stepsOf(1, func(int) v1.Step {
+					return v1.Step{Name: "s", Image: "alpine", Args: []string{"$(params.x)", "$(workspaces.w.path)"}}
 				})
-				t.Spec.Workspaces = []v1beta1.WorkspaceDeclaration{{Name: "w", MountPath: "/" + strings.Repeat("p", 4095)}}
+				t.Spec.Workspaces = []v1.WorkspaceDeclaration{{Name: "w", MountPath: "/" + strings.Repeat("p", 4095)}}
 				return t
 			}(),
 			value:   strings.Repeat("v", maxPodText-len("alpine")-4096+1),
@@ -198,7 +199,7 @@ func TestBuildBudget(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pod, err := Build(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, Inputs{Name: "run-pod", Params: map[string]string{"x": tc.value}})
+			pod, err := Build(wrappers.TaskRun("ns", "run", "t").Obj(), tc.task, Inputs{Name: "run-pod", Params: params.Values{Params: map[string]string{"x": tc.value}}})
 			var got *TooLargeError
 			if err != nil && !errors.As(err, &got) {
 				t.Fatalf("Build() error %v, want a *TooLargeError", err)

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -28,33 +28,33 @@ const (
 // message of its Succeeded condition.
 type Condition struct {
 	Status  metav1.ConditionStatus
-	Reason  v1beta1.TaskRunReason
+	Reason  v1.TaskRunReason
 	Message string
 }
 
-func unknown(reason v1beta1.TaskRunReason, format string, args ...any) *Condition {
+func unknown(reason v1.TaskRunReason, format string, args ...any) *Condition {
 	return &Condition{Status: metav1.ConditionUnknown, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-func failed(reason v1beta1.TaskRunReason, format string, args ...any) *Condition {
+func failed(reason v1.TaskRunReason, format string, args ...any) *Condition {
 	return &Condition{Status: metav1.ConditionFalse, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
 func succeeded() *Condition {
-	return &Condition{Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded, Message: "every step exited 0"}
+	return &Condition{Status: metav1.ConditionTrue, Reason: v1.ReasonSucceeded, Message: "every step exited 0"}
 }
 
 // Deleted is the condition of a run whose Pod, named podName, was deleted
 // before it ended: being deleted, or gone.
 func Deleted(podName string) *Condition {
-	return failed(v1beta1.ReasonPodFailed, "Pod %q was deleted before the run finished", podName)
+	return failed(v1.ReasonPodFailed, "Pod %q was deleted before the run finished", podName)
 }
 
 // Outcome returns what pod's own status says about the run, or nil while
 // the Pod may still run a step. steps are StepStates(pod)'s. A Pod stopped at
 // its activeDeadlineSeconds comes out as PodFailed; the caller knows whether
 // that deadline was the run's timeout or cancellation (StoppedEarly).
-func Outcome(pod *corev1.Pod, steps []v1beta1.StepState) *Condition {
+func Outcome(pod *corev1.Pod, steps []v1.StepState) *Condition {
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
 		if tooLarge := firstResultsTooLarge(pod); tooLarge != nil {
@@ -81,13 +81,13 @@ func Outcome(pod *corev1.Pod, steps []v1beta1.StepState) *Condition {
 // failedPodOutcome says why a Failed Pod failed. A Pod-level reason comes
 // first: an evicted Pod's steps were killed, and their exit codes are the
 // eviction's, not the steps' own.
-func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *Condition {
+func failedPodOutcome(pod *corev1.Pod, steps []v1.StepState) *Condition {
 	switch reason := pod.Status.Reason; reason {
 	case "":
 	case podReasonEvicted:
-		return failed(v1beta1.ReasonPodFailed, "Pod %q was evicted: %s", pod.Name, pod.Status.Message)
+		return failed(v1.ReasonPodFailed, "Pod %q was evicted: %s", pod.Name, pod.Status.Message)
 	default:
-		return failed(v1beta1.ReasonPodFailed, "Pod %q failed (%s): %s", pod.Name, reason, pod.Status.Message)
+		return failed(v1.ReasonPodFailed, "Pod %q failed (%s): %s", pod.Name, reason, pod.Status.Message)
 	}
 	// The first thing that went wrong, in step order: a step that failed,
 	// or one whose results did not fit its message. A step that onError:
@@ -98,16 +98,16 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *Condition {
 		if tooLarge != nil && tooLarge.step == step.Name {
 			return tooLarge.outcome()
 		}
-		if step.State == v1beta1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1beta1.StepReasonContinued {
+		if step.State == v1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1.StepReasonContinued {
 			return stepFailed(pod, step, containers[i].Container)
 		}
 	}
 	if c := disruption(pod); c != nil && pod.Status.Message == "" {
 		// Failed by the control plane, not the kubelet (the Pod garbage
 		// collector, say): its condition says why.
-		return failed(v1beta1.ReasonPodFailed, "Pod %q failed (%s): %s", pod.Name, c.Reason, c.Message)
+		return failed(v1.ReasonPodFailed, "Pod %q failed (%s): %s", pod.Name, c.Reason, c.Message)
 	}
-	return failed(v1beta1.ReasonPodFailed, "Pod %q failed: %s", pod.Name, pod.Status.Message)
+	return failed(v1.ReasonPodFailed, "Pod %q failed: %s", pod.Name, pod.Status.Message)
 }
 
 // Progress returns the condition of a run whose Pod has not ended: Running
@@ -115,27 +115,27 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1beta1.StepState) *Condition {
 // Running, the current step, when the kubelet says it is held). steps are
 // StepStates(pod)'s; mount is a volume the kubelet cannot mount
 // (FailedMount), if one was found.
-func Progress(pod *corev1.Pod, steps []v1beta1.StepState, mount *Hold) *Condition {
+func Progress(pod *corev1.Pod, steps []v1.StepState, mount *Hold) *Condition {
 	current, started := len(steps)-1, false
 	for i := len(steps) - 1; i >= 0; i-- {
-		if steps[i].State != v1beta1.StepTerminated {
+		if steps[i].State != v1.StepTerminated {
 			current = i
 		}
-		if steps[i].State != v1beta1.StepWaiting {
+		if steps[i].State != v1.StepWaiting {
 			started = true
 		}
 	}
 	if !started {
-		return unknown(v1beta1.ReasonPending, "%s", pendingMessage(pod, mount))
+		return unknown(v1.ReasonPending, "%s", pendingMessage(pod, mount))
 	}
 	running := fmt.Sprintf("running step %q (%d of %d)", steps[current].Name, current+1, len(steps))
 	if step, waiting := firstHeldStep(pod); waiting != nil && step == steps[current].Name {
 		// A later step's turn has come, and its image cannot be pulled or
 		// its container made (a missing Secret, say): say so, as the
 		// Pending message does for the first step.
-		return unknown(v1beta1.ReasonRunning, "%s: %s", running, heldBecause(waiting))
+		return unknown(v1.ReasonRunning, "%s: %s", running, heldBecause(waiting))
 	}
-	return unknown(v1beta1.ReasonRunning, "%s", running)
+	return unknown(v1.ReasonRunning, "%s", running)
 }
 
 // StoppedEarly reports whether pod, the Pod of a run's current attempt, was

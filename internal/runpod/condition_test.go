@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -23,14 +23,14 @@ func TestOutcome(t *testing.T) {
 		"pending":                {withStatus(pod, status().Obj()), nil},
 		"running":                {withStatus(pod, status().Running(2).Obj()), nil},
 		"succeeded":              {withStatus(pod, status().Succeeded().Obj()), succeeded()},
-		"init failed":            {withStatus(pod, status().StepFailed(1, 3).Obj()), &Condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "b" exited with code 3`}},
-		"last failed":            {withStatus(pod, status().StepFailed(2, 127).Obj()), &Condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "c" exited with code 127`}},
-		"evicted":                {withStatus(pod, status().Evicted(0, "The node was low on resource: memory.").Obj()), &Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was evicted: The node was low on resource: memory.`}},
-		"deadline":               {withStatus(pod, status().DeadlineExceeded(0).Obj()), &Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
-		"failed, no step failed": {withStatus(pod, corev1.PodStatus{Phase: corev1.PodFailed, Message: "lost"}), &Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed: lost`}},
-		"deleted while running":  {deleting, &Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}},
+		"init failed":            {withStatus(pod, status().StepFailed(1, 3).Obj()), &Condition{metav1.ConditionFalse, v1.ReasonStepFailed, `step "b" exited with code 3`}},
+		"last failed":            {withStatus(pod, status().StepFailed(2, 127).Obj()), &Condition{metav1.ConditionFalse, v1.ReasonStepFailed, `step "c" exited with code 127`}},
+		"evicted":                {withStatus(pod, status().Evicted(0, "The node was low on resource: memory.").Obj()), &Condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" was evicted: The node was low on resource: memory.`}},
+		"deadline":               {withStatus(pod, status().DeadlineExceeded(0).Obj()), &Condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" failed (DeadlineExceeded): Pod was active on the node longer than the specified deadline`}},
+		"failed, no step failed": {withStatus(pod, corev1.PodStatus{Phase: corev1.PodFailed, Message: "lost"}), &Condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" failed: lost`}},
+		"deleted while running":  {deleting, &Condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" was deleted before the run finished`}},
 		"failed by the Pod garbage collector": {failedByPodGC(withStatus(pod, status().Running(1).Obj())),
-			&Condition{metav1.ConditionFalse, v1beta1.ReasonPodFailed, `Pod "run-pod" failed (DeletionByPodGC): PodGC: node no longer exists`}},
+			&Condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" failed (DeletionByPodGC): PodGC: node no longer exists`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -48,15 +48,15 @@ func TestProgress(t *testing.T) {
 		status corev1.PodStatus
 		want   *Condition
 	}{
-		"no status yet": {corev1.PodStatus{}, &Condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "run-pod" has not started a step yet`}},
-		"all waiting":   {wrappers.PodStatus(pod).Obj(), &Condition{metav1.ConditionUnknown, v1beta1.ReasonPending, `Pod "run-pod" has not started a step yet`}},
-		"first running": {wrappers.PodStatus(pod).Running(0).Obj(), &Condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "a" (1 of 3)`}},
-		"last running":  {wrappers.PodStatus(pod).Running(2).Obj(), &Condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "c" (3 of 3)`}},
-		"between steps": {betweenSteps(pod), &Condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "b" (2 of 3)`}},
+		"no status yet": {corev1.PodStatus{}, &Condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "run-pod" has not started a step yet`}},
+		"all waiting":   {wrappers.PodStatus(pod).Obj(), &Condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "run-pod" has not started a step yet`}},
+		"first running": {wrappers.PodStatus(pod).Running(0).Obj(), &Condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "a" (1 of 3)`}},
+		"last running":  {wrappers.PodStatus(pod).Running(2).Obj(), &Condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "c" (3 of 3)`}},
+		"between steps": {betweenSteps(pod), &Condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "b" (2 of 3)`}},
 		"later step's image cannot be pulled": {wrappers.PodStatus(pod).At(testTime).CannotPull(1, "ImagePullBackOff", `Back-off pulling image "alpine"`, testTime).Obj(),
-			&Condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "b" (2 of 3): ImagePullBackOff: Back-off pulling image "alpine"`}},
+			&Condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "b" (2 of 3): ImagePullBackOff: Back-off pulling image "alpine"`}},
 		"later step's container cannot be made, no message": {wrappers.PodStatus(pod).At(testTime).CannotPull(2, "CreateContainerConfigError", "", testTime).Obj(),
-			&Condition{metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "c" (3 of 3): CreateContainerConfigError`}},
+			&Condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "c" (3 of 3): CreateContainerConfigError`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

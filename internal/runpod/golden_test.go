@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -32,9 +32,9 @@ func TestGoldenPods(t *testing.T) {
 	cases := goldenCases()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			values, missing := runstate.ParamValues(tc.task, tc.run)
-			if len(missing) > 0 {
-				t.Fatalf("the case gives no value to %v", missing)
+			values, problems := runstate.ParamValues(tc.task, tc.run)
+			if problems.Any() {
+				t.Fatalf("the case's params cannot make a Pod: %s", problems)
 			}
 			tolerationSeconds := ptr.To(managersNodeLostTolerationSeconds)
 			if tc.clusterTolerations {
@@ -95,8 +95,8 @@ const managersNodeLostTolerationSeconds int64 = 60
 
 // goldenCase is one Task shape whose Pod testdata/NAME.yaml holds.
 type goldenCase struct {
-	task *v1beta1.Task
-	run  *v1beta1.TaskRun
+	task *v1.Task
+	run  *v1.TaskRun
 	// deadline and restricted are the Pod's facts besides the run and its
 	// Task (the name is always the first attempt's).
 	deadline   *int64
@@ -110,7 +110,7 @@ type goldenCase struct {
 // goldenCases are the Task shapes whose Pods are pinned in testdata, by
 // file name.
 func goldenCases() map[string]goldenCase {
-	oneStep := wrappers.Task("ns", "t").Steps(v1beta1.Step{Name: "only", Image: "alpine:3", Command: []string{"echo", "hello"}}).Obj()
+	oneStep := wrappers.Task("ns", "t").Steps(v1.Step{Name: "only", Image: "alpine:3", Command: []string{"echo", "hello"}}).Obj()
 	run := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t") }
 	return map[string]goldenCase{
 		"script-steps": {
@@ -130,7 +130,7 @@ func goldenCases() map[string]goldenCase {
 		},
 		"command-steps": {
 			task: wrappers.Task("ns", "t").Param("target").Steps(
-				v1beta1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"},
+				v1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"},
 					Args: []string{"-o", "bin/$(params.target)", "./cmd/$(params.target)"}, WorkingDir: "/src/$(params.target)",
 					Env: []corev1.EnvVar{
 						{Name: "TARGET", Value: "$(params.target)"},
@@ -138,60 +138,78 @@ func goldenCases() map[string]goldenCase {
 							LocalObjectReference: corev1.LocalObjectReference{Name: "git"}, Key: "token"}}},
 					},
 					EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}},
-				v1beta1.Step{Name: "test", Image: "golang:1", Command: []string{"go"}, Args: []string{"test", "./..."}},
+				v1.Step{Name: "test", Image: "golang:1", Command: []string{"go"}, Args: []string{"test", "./..."}},
 			).Obj(),
 			run: run().Param("target", "app").Obj(),
+		},
+		"typed-params": {
+			// v1's array and object params: an array's items, one element
+			// each, where $(params.NAME[*]) is a whole element of command
+			// or args (none for an empty one); an object's keys wherever a
+			// string param may go; a default where the run gives none.
+			task: wrappers.Task("ns", "t").Params(
+				v1.ParamSpec{Name: "files", Type: v1.ParamTypeArray},
+				v1.ParamSpec{Name: "flags", Type: v1.ParamTypeArray, Default: v1.NewArrayValue()},
+				v1.ParamSpec{Name: "image", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"repo": {}, "tag": {}},
+					Default: v1.NewObjectValue(map[string]string{"repo": "example.org/lint", "tag": "1"})},
+			).Steps(
+				v1.Step{Name: "lint", Image: "$(params.image.repo):$(params.image.tag)", Command: []string{"gofmt", "$(params.flags[*])", "-l"},
+					Args: []string{"$(params.files[*])", "--", "$(params.files[*])"},
+					Env:  []corev1.EnvVar{{Name: "REPO", Value: "$(params.image.repo)"}}},
+				v1.Step{Name: "report", Image: "alpine:3", Script: "echo linted $(params.image.tag)"},
+			).Obj(),
+			run: run().Params(v1.Param{Name: "files", Value: *v1.NewArrayValue("main.go", "a b.go")}).Obj(),
 		},
 		"entrypoint-steps": {
 			// No script and no command: the image's own entrypoint, args
 			// and all.
 			task: wrappers.Task("ns", "t").Steps(
-				v1beta1.Step{Name: "serve", Image: "nginx:1"},
-				v1beta1.Step{Name: "probe", Image: "curlimages/curl:8", Args: []string{"-f", "http://localhost"}},
+				v1.Step{Name: "serve", Image: "nginx:1"},
+				v1.Step{Name: "probe", Image: "curlimages/curl:8", Args: []string{"-f", "http://localhost"}},
 			).Obj(),
 			run: run().Obj(),
 		},
 		"workspaces": {
 			task: wrappers.Task("ns", "t").Workspaces(
-				v1beta1.WorkspaceDeclaration{Name: "source"},
-				v1beta1.WorkspaceDeclaration{Name: "cache", MountPath: "/root/.cache", ReadOnly: ptr.To(true)},
-				v1beta1.WorkspaceDeclaration{Name: "settings"},
-				v1beta1.WorkspaceDeclaration{Name: "creds", ReadOnly: ptr.To(false)},
-				v1beta1.WorkspaceDeclaration{Name: "scratch"},
-				v1beta1.WorkspaceDeclaration{Name: strings.Repeat("w", 63)},
+				v1.WorkspaceDeclaration{Name: "source"},
+				v1.WorkspaceDeclaration{Name: "cache", MountPath: "/root/.cache", ReadOnly: ptr.To(true)},
+				v1.WorkspaceDeclaration{Name: "settings"},
+				v1.WorkspaceDeclaration{Name: "creds", ReadOnly: ptr.To(false)},
+				v1.WorkspaceDeclaration{Name: "scratch"},
+				v1.WorkspaceDeclaration{Name: strings.Repeat("w", 63)},
 			).Steps(
-				v1beta1.Step{Name: "fetch", Image: "alpine:3", Script: `cd "$(workspaces.source.path)" && cp "$(workspaces.settings.path)/config" .`},
-				v1beta1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}, WorkingDir: "$(workspaces.source.path)",
+				v1.Step{Name: "fetch", Image: "alpine:3", Script: `cd "$(workspaces.source.path)" && cp "$(workspaces.settings.path)/config" .`},
+				v1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}, WorkingDir: "$(workspaces.source.path)",
 					Env: []corev1.EnvVar{{Name: "GOCACHE", Value: "$(workspaces.cache.path)/go"}}}).Obj(),
 			run: run().
-				Workspace(v1beta1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "src"}}).
-				Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}).
-				Workspace(v1beta1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git"}}).
-				Workspace(v1beta1.WorkspaceBinding{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}).
-				Workspace(v1beta1.WorkspaceBinding{Name: "undeclared", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "other"}}).Obj(),
+				Workspace(v1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "src"}}).
+				Workspace(v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}).
+				Workspace(v1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git"}}).
+				Workspace(v1.WorkspaceBinding{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}).
+				Workspace(v1.WorkspaceBinding{Name: "undeclared", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "other"}}).Obj(),
 		},
 		"results": {
 			task: wrappers.Task("ns", "t").Steps(
-				v1beta1.Step{Name: "version", Image: "alpine:3", Script: "cat VERSION > $(results.version.path)"},
-				v1beta1.Step{Name: "digest", Image: "tool:1", Command: []string{"tool", "digest"}, Args: []string{"--out=$(results.digest.path)"}},
-				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)"},
+				v1.Step{Name: "version", Image: "alpine:3", Script: "cat VERSION > $(results.version.path)"},
+				v1.Step{Name: "digest", Image: "tool:1", Command: []string{"tool", "digest"}, Args: []string{"--out=$(results.digest.path)"}},
+				v1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)"},
 			).Results("version", "digest").Obj(),
 			run: run().Obj(),
 		},
 		"onerror-continue": {
 			task: wrappers.Task("ns", "t").Steps(
-				v1beta1.Step{Name: "lint", Image: "golangci/golangci-lint:2", Script: "golangci-lint run", OnError: v1beta1.OnErrorContinue},
-				v1beta1.Step{Name: "test", Image: "golang:1", Script: "go test ./...", OnError: v1beta1.OnErrorStopAndFail},
+				v1.Step{Name: "lint", Image: "golangci/golangci-lint:2", Script: "golangci-lint run", OnError: v1.OnErrorContinue},
+				v1.Step{Name: "test", Image: "golang:1", Script: "go test ./...", OnError: v1.OnErrorStopAndFail},
 			).Results("lint-status").Obj(),
 			run: run().Obj(),
 		},
 		"resources": {
 			task: wrappers.Task("ns", "t").Steps(
-				v1beta1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build", "./..."}, ComputeResources: &corev1.ResourceRequirements{
+				v1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build", "./..."}, ComputeResources: &corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 				}},
-				v1beta1.Step{Name: "push", Image: "alpine:3", Command: []string{"true"}},
+				v1.Step{Name: "push", Image: "alpine:3", Command: []string{"true"}},
 			).Obj(),
 			run: run().Obj(),
 		},
@@ -203,7 +221,7 @@ func goldenCases() map[string]goldenCase {
 			// The run tolerates an unreachable node for ever: that is
 			// kept, and only the not-ready taint gets the manager's.
 			task: oneStep,
-			run: run().PodTemplate(v1beta1.PodTemplate{Tolerations: []corev1.Toleration{
+			run: run().PodTemplate(v1.PodTemplate{Tolerations: []corev1.Toleration{
 				{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}}).Obj(),
 		},
 		"node-tolerations-cluster-defaults": {
@@ -215,8 +233,8 @@ func goldenCases() map[string]goldenCase {
 		},
 		"restricted-namespace": {
 			task: wrappers.Task("ns", "t").Workspace("source").Steps(
-				v1beta1.Step{Name: "fetch", Image: "alpine/git:2", Command: []string{"git", "clone", "https://example.com/app.git", "$(workspaces.source.path)"}},
-				v1beta1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}, WorkingDir: "$(workspaces.source.path)"},
+				v1.Step{Name: "fetch", Image: "alpine/git:2", Command: []string{"git", "clone", "https://example.com/app.git", "$(workspaces.source.path)"}},
+				v1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}, WorkingDir: "$(workspaces.source.path)"},
 			).Obj(),
 			run:        run().Obj(),
 			restricted: true,
@@ -225,14 +243,14 @@ func goldenCases() map[string]goldenCase {
 			// What the run's podTemplate sets wins: its user (and so no
 			// group or fsGroup added), runAsNonRoot and seccomp profile.
 			task:       oneStep,
-			run:        run().PodTemplate(v1beta1.PodTemplate{SecurityContext: ownSecurityContext()}).Obj(),
+			run:        run().PodTemplate(v1.PodTemplate{SecurityContext: ownSecurityContext()}).Obj(),
 			restricted: true,
 		},
 		"long-names": {
 			// A run name, a step name and a workspace name too long for a
 			// label value, a container name and a volume name.
 			task: wrappers.Task("ns", "t").Workspace(strings.Repeat("w", 63)).
-				Steps(v1beta1.Step{Name: "short", Image: "alpine:3", Command: []string{"true"}}).Step(strings.Repeat("s", 63), "alpine:3", "true").Obj(),
+				Steps(v1.Step{Name: "short", Image: "alpine:3", Command: []string{"true"}}).Step(strings.Repeat("s", 63), "alpine:3", "true").Obj(),
 			run: wrappers.TaskRun("ns", strings.Repeat("r", 70), "t").Obj(),
 		},
 	}

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -39,7 +39,7 @@ var configFailingReasons = map[string]bool{
 type Hold struct {
 	// Reason is how the run ends if the hold lasts: ImagePullFailed or
 	// PodConfigFailed.
-	Reason v1beta1.TaskRunReason
+	Reason v1.TaskRunReason
 	// Step and Container name the step held; Volume, the volume held
 	// instead (Step is then empty).
 	Step, Container, Volume string
@@ -66,7 +66,7 @@ func (h *Hold) Subject() string {
 func (h *Hold) Outcome(timeout time.Duration) *Condition {
 	why := heldBecause(&h.Why)
 	switch {
-	case h.Reason == v1beta1.ReasonImagePullFailed:
+	case h.Reason == v1.ReasonImagePullFailed:
 		return failed(h.Reason, "step %q could not pull image %q for %s: %s", h.Step, h.Image, timeout, why)
 	case h.Volume != "":
 		return failed(h.Reason, "volume %q could not be mounted for %s: %s", h.Volume, timeout, why)
@@ -105,9 +105,9 @@ func FindHeldStep(pod *corev1.Pod) *Hold {
 		h := &Hold{Step: step.Name, Container: step.Container, Image: containerImage(pod, step.Container), Why: *cs.State.Waiting, Since: since}
 		switch reason := cs.State.Waiting.Reason; {
 		case pullFailingReasons[reason]:
-			h.Reason = v1beta1.ReasonImagePullFailed
+			h.Reason = v1.ReasonImagePullFailed
 		case configFailingReasons[reason] && startFailureOf(pod, step.Container, cs) == nil:
-			h.Reason = v1beta1.ReasonPodConfigFailed
+			h.Reason = v1.ReasonPodConfigFailed
 		default:
 			return nil
 		}

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // pullTestTime is when the kubelet took the Pods of these tests up.
@@ -52,9 +52,9 @@ func doneAt(at time.Time) *corev1.ContainerState {
 func TestFindHeldStep(t *testing.T) {
 	backOff := waitingFor("ImagePullBackOff", `Back-off pulling image "alpine:a"`)
 	initializing := waitingFor("PodInitializing", "")
-	pull, config := v1beta1.ReasonImagePullFailed, v1beta1.ReasonPodConfigFailed
+	pull, config := v1.ReasonImagePullFailed, v1.ReasonPodConfigFailed
 	type found struct {
-		Reason              v1beta1.TaskRunReason
+		Reason              v1.TaskRunReason
 		Step, Image, Waited string
 		Since               time.Time
 	}
@@ -113,29 +113,29 @@ func TestHeldOutcome(t *testing.T) {
 		want    *Condition
 	}{
 		"a pull, with the kubelet's message": {
-			Hold{Reason: v1beta1.ReasonImagePullFailed, Step: "build", Image: "nope:1",
+			Hold{Reason: v1.ReasonImagePullFailed, Step: "build", Image: "nope:1",
 				Why: corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "nope:1"`}},
 			pullTimeout,
-			&Condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed,
+			&Condition{metav1.ConditionFalse, v1.ReasonImagePullFailed,
 				`step "build" could not pull image "nope:1" for 5m0s: ImagePullBackOff: Back-off pulling image "nope:1"`},
 		},
 		"a pull, without": {
-			Hold{Reason: v1beta1.ReasonImagePullFailed, Step: "build", Image: "nope:1", Why: corev1.ContainerStateWaiting{Reason: "ErrImagePull"}},
+			Hold{Reason: v1.ReasonImagePullFailed, Step: "build", Image: "nope:1", Why: corev1.ContainerStateWaiting{Reason: "ErrImagePull"}},
 			pullTimeout,
-			&Condition{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed, `step "build" could not pull image "nope:1" for 5m0s: ErrImagePull`},
+			&Condition{metav1.ConditionFalse, v1.ReasonImagePullFailed, `step "build" could not pull image "nope:1" for 5m0s: ErrImagePull`},
 		},
 		"a step's container": {
-			Hold{Reason: v1beta1.ReasonPodConfigFailed, Step: "build", Image: "alpine:3",
+			Hold{Reason: v1.ReasonPodConfigFailed, Step: "build", Image: "alpine:3",
 				Why: corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `secret "git" not found`}},
 			configTimeout,
-			&Condition{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+			&Condition{metav1.ConditionFalse, v1.ReasonPodConfigFailed,
 				`step "build" could not start for 2m0s: CreateContainerConfigError: secret "git" not found`},
 		},
 		"a volume": {
-			Hold{Reason: v1beta1.ReasonPodConfigFailed, Volume: "ws-src",
+			Hold{Reason: v1.ReasonPodConfigFailed, Volume: "ws-src",
 				Why: corev1.ContainerStateWaiting{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`}},
 			configTimeout,
-			&Condition{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed,
+			&Condition{metav1.ConditionFalse, v1.ReasonPodConfigFailed,
 				`volume "ws-src" could not be mounted for 2m0s: FailedMount: MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`},
 		},
 	}

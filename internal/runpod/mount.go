@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/eventtime"
 )
 
@@ -83,7 +83,7 @@ func FailedMount(events []corev1.Event) *Hold {
 		return nil
 	}
 	return &Hold{
-		Reason: v1beta1.ReasonPodConfigFailed,
+		Reason: v1.ReasonPodConfigFailed,
 		Volume: volume,
 		Why:    corev1.ContainerStateWaiting{Reason: ReasonFailedMount, Message: found.Message},
 	}

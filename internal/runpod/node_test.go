@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -97,7 +97,7 @@ func TestNodeLostTolerations(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			run := wrappers.TaskRun("ns", "run", "t").Obj()
 			if tc.own != nil {
-				run.Spec.PodTemplate = &v1beta1.PodTemplate{Tolerations: tc.own}
+				run.Spec.PodTemplate = &v1.PodTemplate{Tolerations: tc.own}
 			}
 			pod, err := Build(run, task, Inputs{Name: "run-pod", NodeLostTolerationSeconds: tc.seconds})
 			if err != nil {

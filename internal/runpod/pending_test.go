@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -29,7 +29,7 @@ func TestPendingMessage(t *testing.T) {
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 		Message: `0/3 nodes are available: persistentvolumeclaim "cache" not found.`,
 	}
-	mount := &Hold{Reason: v1beta1.ReasonPodConfigFailed, Volume: "ws-src", Why: corev1.ContainerStateWaiting{
+	mount := &Hold{Reason: v1.ReasonPodConfigFailed, Volume: "ws-src", Why: corev1.ContainerStateWaiting{
 		Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "ws-src" : configmap "settings" not found`}}
 	tests := map[string]struct {
 		status corev1.PodStatus

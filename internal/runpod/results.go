@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
 )
@@ -61,19 +61,19 @@ func scriptStepMessages(pod *corev1.Pod) []stepMessage {
 // applyScriptExitCodes reports, for each script step whose container exited 0
 // but whose script did not (onError: continue), the script's own code, with
 // reason Continued. steps are StepStates(pod)'s.
-func applyScriptExitCodes(steps []v1beta1.StepState, pod *corev1.Pod) {
+func applyScriptExitCodes(steps []v1.StepState, pod *corev1.Pod) {
 	for _, m := range scriptStepMessages(pod) {
 		if m.parsed == nil || *m.parsed.ExitCode == 0 {
 			continue
 		}
 		for i := range steps {
 			step := &steps[i]
-			if step.Name != m.step || step.State != v1beta1.StepTerminated || step.ExitCode == nil || *step.ExitCode != 0 {
+			if step.Name != m.step || step.State != v1.StepTerminated || step.ExitCode == nil || *step.ExitCode != 0 {
 				continue
 			}
 			code := *m.parsed.ExitCode
 			step.ExitCode = &code
-			step.Reason = v1beta1.StepReasonContinued
+			step.Reason = v1.StepReasonContinued
 		}
 	}
 }
@@ -82,7 +82,7 @@ func applyScriptExitCodes(steps []v1beta1.StepState, pod *corev1.Pod) {
 // the Task's order: each result's value from the last step whose message
 // holds it and fits. A result no step wrote is left out; nil when there is
 // none.
-func Results(pod *corev1.Pod) []v1beta1.RunResult {
+func Results(pod *corev1.Pod) []v1.RunResult {
 	names := runstate.AnnotatedNames(pod.Annotations, runstate.AnnotationResults)
 	if len(names) == 0 {
 		return nil
@@ -101,10 +101,10 @@ func Results(pod *corev1.Pod) []v1beta1.RunResult {
 			}
 		}
 	}
-	var results []v1beta1.RunResult
+	var results []v1.RunResult
 	for _, name := range names {
 		if v, ok := values[name]; ok {
-			results = append(results, v1beta1.RunResult{Name: name, Value: &v})
+			results = append(results, v1.RunResult{Name: name, Value: &v})
 		}
 	}
 	return results
@@ -162,26 +162,26 @@ func (r *resultsTooLarge) outcome() *Condition {
 		if r.fileCut {
 			more = fmt.Sprintf(" (more still: a result's file is longer than the %d bytes a step reads of it)", stepscript.MaxResultRead)
 		}
-		return failed(v1beta1.ReasonResultsTooLarge,
+		return failed(v1.ReasonResultsTooLarge,
 			"step %q's results do not fit its termination message: they take %d bytes%s, over the limit of %d bytes for each step of %s (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
 			r.step, r.size, more, r.limit, podOfSteps(r.steps))
 	}
 	if r.cut {
-		return failed(v1beta1.ReasonResultsTooLarge,
+		return failed(v1.ReasonResultsTooLarge,
 			"step %q's results do not fit its termination message: the kubelet cut the message at %d bytes, what it keeps for each step of %s (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
 			r.step, r.size, podOfSteps(r.steps))
 	}
-	return failed(v1beta1.ReasonResultsTooLarge,
+	return failed(v1.ReasonResultsTooLarge,
 		"step %q's results do not fit its termination message: it holds %d bytes, over the limit of %d bytes; write less to $(results.NAME.path), or hand large values over in a workspace",
 		r.step, r.size, r.limit)
 }
 
 // continuedSteps returns the steps that exited non-zero and that onError:
 // continue let pass, in step order.
-func continuedSteps(steps []v1beta1.StepState) []v1beta1.StepState {
-	var continued []v1beta1.StepState
+func continuedSteps(steps []v1.StepState) []v1.StepState {
+	var continued []v1.StepState
 	for _, step := range steps {
-		if step.Reason == v1beta1.StepReasonContinued && step.ExitCode != nil {
+		if step.Reason == v1.StepReasonContinued && step.ExitCode != nil {
 			continued = append(continued, step)
 		}
 	}
@@ -190,7 +190,7 @@ func continuedSteps(steps []v1beta1.StepState) []v1beta1.StepState {
 
 // succeededPast is the Succeeded condition of a run whose Pod succeeded:
 // every step exited 0, or says which ones onError: continue let pass.
-func succeededPast(continued []v1beta1.StepState) *Condition {
+func succeededPast(continued []v1.StepState) *Condition {
 	if len(continued) == 0 {
 		return succeeded()
 	}

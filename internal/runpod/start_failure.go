@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -83,7 +83,7 @@ func startFailureOf(pod *corev1.Pod, container string, cs *corev1.ContainerStatu
 // stepReason is the step's status.steps[].reason: NoShell, else the kubelet's.
 func (f *startFailure) stepReason() string {
 	if f.noShell {
-		return v1beta1.StepReasonNoShell
+		return v1.StepReasonNoShell
 	}
 	return f.reason
 }
@@ -92,15 +92,15 @@ func (f *startFailure) stepReason() string {
 func (f *startFailure) outcome(step string) *Condition {
 	why := heldBecause(&corev1.ContainerStateWaiting{Reason: f.reason, Message: f.message})
 	if f.noShell {
-		return failed(v1beta1.ReasonStepFailed, "step %q could not run its script: its image %q has no shell (/bin/sh): %s", step, f.image, why)
+		return failed(v1.ReasonStepFailed, "step %q could not run its script: its image %q has no shell (/bin/sh): %s", step, f.image, why)
 	}
-	return failed(v1beta1.ReasonStepFailed, "step %q could not start: %s", step, why)
+	return failed(v1.ReasonStepFailed, "step %q could not start: %s", step, why)
 }
 
 // stepFailed is the StepFailed condition of a run whose step, reported as
 // step and run in pod's container, failed: it could not start, or exited
 // with a code other than 0, maybe killed for its memory.
-func stepFailed(pod *corev1.Pod, step v1beta1.StepState, container string) *Condition {
+func stepFailed(pod *corev1.Pod, step v1.StepState, container string) *Condition {
 	if f := startFailureOf(pod, container, containerStatuses(pod)[container]); f != nil {
 		return f.outcome(step.Name)
 	}
@@ -108,7 +108,7 @@ func stepFailed(pod *corev1.Pod, step v1beta1.StepState, container string) *Cond
 	if step.Reason == containerOOMKilled {
 		message += " (OOMKilled: killed for using too much memory)"
 	}
-	return failed(v1beta1.ReasonStepFailed, "%s", message)
+	return failed(v1.ReasonStepFailed, "%s", message)
 }
 
 // firstStartFailure returns, in step order, the first step of pod that
@@ -127,11 +127,11 @@ func firstStartFailure(pod *corev1.Pod) (runstate.Step, *startFailure) {
 // cannot start for good as Terminated, with the reason startFailure gives:
 // the kubelet may report it waiting to be made again, but it never runs, and
 // its run fails.
-func describeStartFailures(steps []v1beta1.StepState, pod *corev1.Pod) {
+func describeStartFailures(steps []v1.StepState, pod *corev1.Pod) {
 	statuses := containerStatuses(pod)
 	for i, step := range runstate.Steps(pod) {
 		if f := startFailureOf(pod, step.Container, statuses[step.Container]); f != nil && i < len(steps) {
-			steps[i].State = v1beta1.StepTerminated
+			steps[i].State = v1.StepTerminated
 			steps[i].Reason = f.stepReason()
 		}
 	}

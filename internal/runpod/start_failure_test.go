@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -31,18 +31,18 @@ const (
 func TestStepFailures(t *testing.T) {
 	scripts := threeStepPod()
 	task := wrappers.Task("ns", "t").Steps(
-		v1beta1.Step{Name: "a", Image: "alpine", Script: "true"},
-		v1beta1.Step{Name: "b", Image: "gcc:14", Command: []string{"gcc"}},
-		v1beta1.Step{Name: "c", Image: "alpine", Script: "true"},
+		v1.Step{Name: "a", Image: "alpine", Script: "true"},
+		v1.Step{Name: "b", Image: "gcc:14", Command: []string{"gcc"}},
+		v1.Step{Name: "c", Image: "alpine", Script: "true"},
 	).Obj()
 	commands := podFor(task)
 	status := func(pod *corev1.Pod) *wrappers.PodStatusWrapper { return wrappers.PodStatus(pod).At(testTime) }
 	stepFailed := func(message string) *Condition {
-		return &Condition{metav1.ConditionFalse, v1beta1.ReasonStepFailed, message}
+		return &Condition{metav1.ConditionFalse, v1.ReasonStepFailed, message}
 	}
 	type step struct {
 		Name     string
-		State    v1beta1.StepContainerState
+		State    v1.StepContainerState
 		Reason   string
 		ExitCode *int32
 	}
@@ -56,56 +56,56 @@ func TestStepFailures(t *testing.T) {
 		"killed for its memory": {
 			pod: withStatus(scripts, status(scripts).OOMKilled(1).Obj()), i: 1,
 			want:     stepFailed(`step "b" exited with code 137 (OOMKilled: killed for using too much memory)`),
-			wantStep: step{"b", v1beta1.StepTerminated, "OOMKilled", ptr.To[int32](137)},
+			wantStep: step{"b", v1.StepTerminated, "OOMKilled", ptr.To[int32](137)},
 		},
 		"a script step whose image has no shell (containerd and runc)": {
 			pod: withStatus(scripts, status(scripts).StartError(0, runcNoShell).Obj()),
 			want: stepFailed(`step "a" could not run its script: its image "alpine" has no shell (/bin/sh): StartError: ` +
 				runcNoShell),
-			wantStep: step{"a", v1beta1.StepTerminated, "NoShell", ptr.To[int32](128)},
+			wantStep: step{"a", v1.StepTerminated, "NoShell", ptr.To[int32](128)},
 		},
 		"the last step, too": {
 			pod: withStatus(scripts, status(scripts).StartError(2, runcNoShell).Obj()), i: 2,
 			want:     stepFailed(`step "c" could not run its script: its image "alpine" has no shell (/bin/sh): StartError: ` + runcNoShell),
-			wantStep: step{"c", v1beta1.StepTerminated, "NoShell", ptr.To[int32](128)},
+			wantStep: step{"c", v1.StepTerminated, "NoShell", ptr.To[int32](128)},
 		},
 		"a command step whose executable is missing (containerd and runc)": {
 			pod: withStatus(commands, status(commands).StartError(1, runcNoGCC).Obj()), i: 1,
 			want:     stepFailed(`step "b" could not start: StartError: ` + runcNoGCC),
-			wantStep: step{"b", v1beta1.StepTerminated, "StartError", ptr.To[int32](128)},
+			wantStep: step{"b", v1.StepTerminated, "StartError", ptr.To[int32](128)},
 		},
 		"a script step whose image has no shell, waiting to be made again (crun): failed at once": {
 			pod:      withStatus(scripts, status(scripts).Waiting(0, "CreateContainerError", crunNoShell).Obj()),
 			want:     stepFailed(`step "a" could not run its script: its image "alpine" has no shell (/bin/sh): CreateContainerError: ` + crunNoShell),
-			wantStep: step{"a", v1beta1.StepTerminated, "NoShell", nil},
+			wantStep: step{"a", v1.StepTerminated, "NoShell", nil},
 		},
 		"a command whose executable is missing, waiting to be made again (CRI-O): failed at once": {
 			pod: withStatus(commands, status(commands).Waiting(1, "CreateContainerError", crioNoGCC).Obj()), i: 1,
 			want:     stepFailed(`step "b" could not start: CreateContainerError: ` + crioNoGCC),
-			wantStep: step{"b", v1beta1.StepTerminated, "CreateContainerError", nil},
+			wantStep: step{"b", v1.StepTerminated, "CreateContainerError", nil},
 		},
 		"a start the runtime refused, waiting (RunContainerError, runc's words)": {
 			pod: withStatus(commands, status(commands).Waiting(1, "RunContainerError", runcNoGCC).Obj()), i: 1,
 			want:     stepFailed(`step "b" could not start: RunContainerError: ` + runcNoGCC),
-			wantStep: step{"b", v1beta1.StepTerminated, "RunContainerError", nil},
+			wantStep: step{"b", v1.StepTerminated, "RunContainerError", nil},
 		},
 		"a command step's missing shell is its own command's, not a script's": {
 			pod: withStatus(commands, status(commands).StartError(1, runcNoShell).Obj()), i: 1,
 			want:     stepFailed(`step "b" could not start: StartError: ` + runcNoShell),
-			wantStep: step{"b", v1beta1.StepTerminated, "StartError", ptr.To[int32](128)},
+			wantStep: step{"b", v1.StepTerminated, "StartError", ptr.To[int32](128)},
 		},
 		"a container that cannot be made for another cause waits (PodConfigFailed's to judge)": {
 			pod:      withStatus(scripts, status(scripts).Waiting(0, "CreateContainerError", `failed to reserve container name "step-a_run-pod": name is reserved`).Obj()),
-			wantStep: step{"a", v1beta1.StepWaiting, "CreateContainerError", nil},
+			wantStep: step{"a", v1.StepWaiting, "CreateContainerError", nil},
 		},
 		"a missing Secret waits": {
 			pod:      withStatus(scripts, status(scripts).Waiting(0, "CreateContainerConfigError", `secret "git" not found`).Obj()),
-			wantStep: step{"a", v1beta1.StepWaiting, "CreateContainerConfigError", nil},
+			wantStep: step{"a", v1.StepWaiting, "CreateContainerConfigError", nil},
 		},
 		"a script whose command is missing exits 127, as ever": {
 			pod:      withStatus(scripts, status(scripts).StepFailed(0, 127).Obj()),
 			want:     stepFailed(`step "a" exited with code 127`),
-			wantStep: step{"a", v1beta1.StepTerminated, "Error", ptr.To[int32](127)},
+			wantStep: step{"a", v1.StepTerminated, "Error", ptr.To[int32](127)},
 		},
 	}
 	for name, tc := range tests {

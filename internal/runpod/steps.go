@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -15,10 +15,10 @@ import (
 // init containers, then the container. A script step that onError: continue
 // let pass reports its script's own exit code (results.go), and a step that
 // cannot start for good is Terminated (start_failure.go).
-func StepStates(pod *corev1.Pod) []v1beta1.StepState {
+func StepStates(pod *corev1.Pod) []v1.StepState {
 	statuses := containerStatuses(pod)
 	containers := runstate.Steps(pod)
-	steps := make([]v1beta1.StepState, len(containers))
+	steps := make([]v1.StepState, len(containers))
 	for i, c := range containers {
 		steps[i] = stepState(c.Name, statuses[c.Container])
 	}
@@ -41,19 +41,19 @@ func containerStatuses(pod *corev1.Pod) map[string]*corev1.ContainerStatus {
 
 // stepState reports one step from its container's status, nil before the
 // kubelet has reported any.
-func stepState(name string, cs *corev1.ContainerStatus) v1beta1.StepState {
-	step := v1beta1.StepState{Name: name, State: v1beta1.StepWaiting}
+func stepState(name string, cs *corev1.ContainerStatus) v1.StepState {
+	step := v1.StepState{Name: name, State: v1.StepWaiting}
 	switch {
 	case cs == nil:
 	case cs.State.Terminated != nil:
 		t := cs.State.Terminated
-		step.State = v1beta1.StepTerminated
+		step.State = v1.StepTerminated
 		step.ExitCode = &t.ExitCode
 		step.Reason = t.Reason
 		step.StartedAt = timeOrNil(t.StartedAt)
 		step.FinishedAt = timeOrNil(t.FinishedAt)
 	case cs.State.Running != nil:
-		step.State = v1beta1.StepRunning
+		step.State = v1.StepRunning
 		step.StartedAt = timeOrNil(cs.State.Running.StartedAt)
 	case cs.State.Waiting != nil:
 		step.Reason = cs.State.Waiting.Reason

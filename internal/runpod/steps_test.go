@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -17,7 +17,7 @@ import (
 var testTime = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // podFor is the Pod "run-pod" of run "run" for task, as Build makes it.
-func podFor(task *v1beta1.Task) *corev1.Pod {
+func podFor(task *v1.Task) *corev1.Pod {
 	pod, err := Build(wrappers.TaskRun("ns", "run", "t").Obj(), task, Inputs{Name: "run-pod"})
 	if err != nil {
 		panic(err)
@@ -67,17 +67,17 @@ func TestNeverStarted(t *testing.T) {
 func TestStepStates(t *testing.T) {
 	at := &metav1.Time{Time: testTime}
 	pod := withStatus(threeStepPod(), wrappers.PodStatus(threeStepPod()).At(testTime).Running(1).Obj())
-	want := []v1beta1.StepState{
-		{Name: "a", State: v1beta1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: at, FinishedAt: at},
-		{Name: "b", State: v1beta1.StepRunning, StartedAt: at},
-		{Name: "c", State: v1beta1.StepWaiting, Reason: "PodInitializing"},
+	want := []v1.StepState{
+		{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: at, FinishedAt: at},
+		{Name: "b", State: v1.StepRunning, StartedAt: at},
+		{Name: "c", State: v1.StepWaiting, Reason: "PodInitializing"},
 	}
 	if diff := cmp.Diff(want, StepStates(pod)); diff != "" {
 		t.Errorf("StepStates() mismatch (-want +got):\n%s", diff)
 	}
 
 	fresh := threeStepPod()
-	wantFresh := []v1beta1.StepState{{Name: "a", State: v1beta1.StepWaiting}, {Name: "b", State: v1beta1.StepWaiting}, {Name: "c", State: v1beta1.StepWaiting}}
+	wantFresh := []v1.StepState{{Name: "a", State: v1.StepWaiting}, {Name: "b", State: v1.StepWaiting}, {Name: "c", State: v1.StepWaiting}}
 	if diff := cmp.Diff(wantFresh, StepStates(fresh)); diff != "" {
 		t.Errorf("StepStates() of a Pod without status mismatch (-want +got):\n%s", diff)
 	}

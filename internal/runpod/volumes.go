@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -16,11 +16,11 @@ import (
 // the Task's order: the source the run binds it to, else an emptyDir that
 // lives as long as the Pod, so that steps share files with no binding at all.
 // A binding the Task does not declare is ignored.
-func workspaceVolumes(task *v1beta1.Task, run *v1beta1.TaskRun) []corev1.Volume {
+func workspaceVolumes(task *v1.Task, run *v1.TaskRun) []corev1.Volume {
 	if len(task.Spec.Workspaces) == 0 {
 		return nil
 	}
-	bindings := make(map[string]*v1beta1.WorkspaceBinding, len(run.Spec.Workspaces))
+	bindings := make(map[string]*v1.WorkspaceBinding, len(run.Spec.Workspaces))
 	for i := range run.Spec.Workspaces {
 		bindings[run.Spec.Workspaces[i].Name] = &run.Spec.Workspaces[i]
 	}
@@ -33,7 +33,7 @@ func workspaceVolumes(task *v1beta1.Task, run *v1beta1.TaskRun) []corev1.Volume 
 
 // workspaceSource returns the volume source binding names, an emptyDir for
 // none. The CRD's schema lets a binding name exactly one source.
-func workspaceSource(binding *v1beta1.WorkspaceBinding) corev1.VolumeSource {
+func workspaceSource(binding *v1.WorkspaceBinding) corev1.VolumeSource {
 	if binding == nil {
 		return corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	}
@@ -54,7 +54,7 @@ func workspaceSource(binding *v1beta1.WorkspaceBinding) corev1.VolumeSource {
 
 // workspaceMounts returns the mounts every step of task has: each workspace
 // at its mount path, read-only as declared.
-func workspaceMounts(task *v1beta1.Task) []corev1.VolumeMount {
+func workspaceMounts(task *v1.Task) []corev1.VolumeMount {
 	if len(task.Spec.Workspaces) == 0 {
 		return nil
 	}
@@ -72,7 +72,7 @@ func workspaceMounts(task *v1beta1.Task) []corev1.VolumeMount {
 // resultsVolumes returns the results volume, an emptyDir that lives as long
 // as the Pod, when task declares results; nil otherwise, so that the Pods of
 // other Tasks keep their shape.
-func resultsVolumes(task *v1beta1.Task) []corev1.Volume {
+func resultsVolumes(task *v1.Task) []corev1.Volume {
 	if len(task.Spec.Results) == 0 {
 		return nil
 	}
@@ -85,7 +85,7 @@ func resultsVolumes(task *v1beta1.Task) []corev1.Volume {
 // resultsMounts returns the mount of the results volume that every step has
 // when task declares results: any step may write a result, and a later
 // step's value wins.
-func resultsMounts(task *v1beta1.Task) []corev1.VolumeMount {
+func resultsMounts(task *v1.Task) []corev1.VolumeMount {
 	if len(task.Spec.Results) == 0 {
 		return nil
 	}

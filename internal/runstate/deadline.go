@@ -4,14 +4,14 @@ import (
 	"math"
 	"time"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // This file is all the arithmetic of a run's timeout: when the run times out,
 // when the controller looks at it again, and the activeDeadlineSeconds that
 // the kubelet counts down on its Pod.
 
-// DefaultTimeout is the timeout of a run whose spec.timeout is absent, unless
+// DefaultTimeout is the timeout of a run whose spec.timeouts.total is absent, unless
 // the manager's --default-timeout sets another.
 const DefaultTimeout = time.Hour
 
@@ -21,12 +21,12 @@ const DefaultTimeout = time.Hour
 // seconds.
 const deadlineSlack = 5 * time.Second
 
-// Timeout returns run's timeout: its spec.timeout, else defaultTimeout. 0
+// Timeout returns run's timeout: its spec.timeouts.total, else defaultTimeout. 0
 // means none, and so does a negative duration.
-func Timeout(run *v1beta1.TaskRun, defaultTimeout time.Duration) time.Duration {
+func Timeout(run *v1.TaskRun, defaultTimeout time.Duration) time.Duration {
 	timeout := defaultTimeout
-	if run.Spec.Timeout != nil {
-		timeout = run.Spec.Timeout.Duration
+	if run.Spec.Timeouts.Total != nil {
+		timeout = run.Spec.Timeouts.Total.Duration
 	}
 	return max(timeout, 0)
 }
@@ -104,7 +104,7 @@ func StoppingDeadlineSeconds(started, now time.Time) int64 {
 // spec.ttlSecondsAfterFinished (0: as soon as it finishes), else defaultTTL,
 // the manager's --default-ttl-after-finished. It returns false when the run
 // is kept: no TTL of its own and a defaultTTL of 0 (or less).
-func TTLAfterFinished(run *v1beta1.TaskRun, defaultTTL time.Duration) (time.Duration, bool) {
+func TTLAfterFinished(run *v1.TaskRun, defaultTTL time.Duration) (time.Duration, bool) {
 	if ttl := run.Spec.TTLSecondsAfterFinished; ttl != nil {
 		return time.Duration(max(*ttl, 0)) * time.Second, true
 	}
@@ -114,7 +114,7 @@ func TTLAfterFinished(run *v1beta1.TaskRun, defaultTTL time.Duration) (time.Dura
 // FinishedAt returns when run finished: its completionTime, else, for a run
 // that a v1alpha1 writer finished without one, when its condition last
 // changed. It returns false for a run that goes on.
-func FinishedAt(run *v1beta1.TaskRun) (time.Time, bool) {
+func FinishedAt(run *v1.TaskRun) (time.Time, bool) {
 	if !Finished(run) {
 		return time.Time{}, false
 	}
@@ -126,7 +126,7 @@ func FinishedAt(run *v1beta1.TaskRun) (time.Time, bool) {
 
 // ExpiresAt returns when the controller deletes run: TTLAfterFinished after
 // FinishedAt. It returns false for a run that goes on or is kept.
-func ExpiresAt(run *v1beta1.TaskRun, defaultTTL time.Duration) (time.Time, bool) {
+func ExpiresAt(run *v1.TaskRun, defaultTTL time.Duration) (time.Time, bool) {
 	finished, ok := FinishedAt(run)
 	if !ok {
 		return time.Time{}, false

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -17,19 +17,19 @@ var start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 func TestTimeout(t *testing.T) {
 	tests := map[string]struct {
-		timeout *v1beta1.Duration
+		timeout *v1.Duration
 		def     time.Duration
 		want    time.Duration
 	}{
-		"the run's own":           {v1beta1.NewDuration(time.Minute), time.Hour, time.Minute},
-		"the run's 0s: none":      {v1beta1.NewDuration(0), time.Hour, 0},
+		"the run's own":           {v1.NewDuration(time.Minute), time.Hour, time.Minute},
+		"the run's 0s: none":      {v1.NewDuration(0), time.Hour, 0},
 		"absent: the default":     {nil, time.Hour, time.Hour},
 		"absent, no default":      {nil, 0, 0},
-		"negative counts as none": {v1beta1.NewDuration(-time.Minute), time.Hour, 0},
+		"negative counts as none": {v1.NewDuration(-time.Minute), time.Hour, 0},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			run := &v1beta1.TaskRun{Spec: v1beta1.TaskRunSpec{Timeout: tc.timeout}}
+			run := &v1.TaskRun{Spec: v1.TaskRunSpec{Timeouts: v1.Timeouts{Total: tc.timeout}}}
 			if got := runstate.Timeout(run, tc.def); got != tc.want {
 				t.Errorf("Timeout() = %s, want %s", got, tc.want)
 			}
@@ -100,9 +100,9 @@ func TestStoppingDeadlineSeconds(t *testing.T) {
 }
 
 func TestExpiresAt(t *testing.T) {
-	finished := func(status metav1.ConditionStatus, completion *metav1.Time) v1beta1.TaskRunStatus {
-		return v1beta1.TaskRunStatus{
-			Conditions:     []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: status, LastTransitionTime: metav1.NewTime(start.Add(time.Minute))}},
+	finished := func(status metav1.ConditionStatus, completion *metav1.Time) v1.TaskRunStatus {
+		return v1.TaskRunStatus{
+			Conditions:     []metav1.Condition{{Type: v1.ConditionSucceeded, Status: status, LastTransitionTime: metav1.NewTime(start.Add(time.Minute))}},
 			CompletionTime: completion,
 		}
 	}
@@ -114,7 +114,7 @@ func TestExpiresAt(t *testing.T) {
 	tests := map[string]struct {
 		ttl    *int32
 		def    time.Duration
-		status v1beta1.TaskRunStatus
+		status v1.TaskRunStatus
 		want   want
 	}{
 		"own TTL":                         {ptr.To[int32](60), 0, finished(metav1.ConditionTrue, completed), want{start.Add(time.Minute), true}},
@@ -123,12 +123,12 @@ func TestExpiresAt(t *testing.T) {
 		"the default":                     {nil, time.Hour, finished(metav1.ConditionTrue, completed), want{start.Add(time.Hour), true}},
 		"no TTL, default 0: kept":         {nil, 0, finished(metav1.ConditionTrue, completed), want{}},
 		"going on: never":                 {ptr.To[int32](0), time.Hour, finished(metav1.ConditionUnknown, nil), want{}},
-		"not seen: never":                 {ptr.To[int32](0), time.Hour, v1beta1.TaskRunStatus{}, want{}},
+		"not seen: never":                 {ptr.To[int32](0), time.Hour, v1.TaskRunStatus{}, want{}},
 		"finished without completionTime": {ptr.To[int32](60), 0, finished(metav1.ConditionFalse, nil), want{start.Add(2 * time.Minute), true}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			run := &v1beta1.TaskRun{Spec: v1beta1.TaskRunSpec{TTLSecondsAfterFinished: tc.ttl}, Status: tc.status}
+			run := &v1.TaskRun{Spec: v1.TaskRunSpec{TTLSecondsAfterFinished: tc.ttl}, Status: tc.status}
 			at, ok := runstate.ExpiresAt(run, tc.def)
 			if diff := cmp.Diff(tc.want, want{at, ok}); diff != "" {
 				t.Errorf("ExpiresAt() mismatch (-want +got):\n%s", diff)

@@ -4,7 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // This file is the one place where a v1alpha1 phase and the v1beta1 Succeeded
@@ -14,7 +14,7 @@ import (
 // Reason is a reason of the Succeeded condition, with the status it comes with.
 type Reason struct {
 	Status metav1.ConditionStatus
-	Reason v1beta1.TaskRunReason
+	Reason v1.TaskRunReason
 }
 
 // Reasons returns every reason that the API defines for the Succeeded
@@ -24,20 +24,20 @@ type Reason struct {
 // False.
 func Reasons() []Reason {
 	return []Reason{
-		{metav1.ConditionUnknown, v1beta1.ReasonPending},
-		{metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask},
-		{metav1.ConditionUnknown, v1beta1.ReasonRunning},
-		{metav1.ConditionTrue, v1beta1.ReasonSucceeded},
-		{metav1.ConditionFalse, v1beta1.ReasonStepFailed},
-		{metav1.ConditionFalse, v1beta1.ReasonTimeout},
-		{metav1.ConditionFalse, v1beta1.ReasonCancelled},
-		{metav1.ConditionFalse, v1beta1.ReasonInvalidParams},
-		{metav1.ConditionFalse, v1beta1.ReasonPodFailed},
-		{metav1.ConditionUnknown, v1beta1.ReasonRetrying},
-		{metav1.ConditionFalse, v1beta1.ReasonResultsTooLarge},
-		{metav1.ConditionFalse, v1beta1.ReasonImagePullFailed},
-		{metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed},
-		{metav1.ConditionFalse, v1beta1.ReasonFailed},
+		{metav1.ConditionUnknown, v1.ReasonPending},
+		{metav1.ConditionUnknown, v1.ReasonWaitingForTask},
+		{metav1.ConditionUnknown, v1.ReasonRunning},
+		{metav1.ConditionTrue, v1.ReasonSucceeded},
+		{metav1.ConditionFalse, v1.ReasonStepFailed},
+		{metav1.ConditionFalse, v1.ReasonTimeout},
+		{metav1.ConditionFalse, v1.ReasonCancelled},
+		{metav1.ConditionFalse, v1.ReasonInvalidParams},
+		{metav1.ConditionFalse, v1.ReasonPodFailed},
+		{metav1.ConditionUnknown, v1.ReasonRetrying},
+		{metav1.ConditionFalse, v1.ReasonResultsTooLarge},
+		{metav1.ConditionFalse, v1.ReasonImagePullFailed},
+		{metav1.ConditionFalse, v1.ReasonPodConfigFailed},
+		{metav1.ConditionFalse, v1.ReasonFailed},
 	}
 }
 
@@ -56,7 +56,7 @@ func PhaseFromCondition(c *metav1.Condition) v1alpha1.TaskRunPhase {
 		// Every Unknown reason but Running (Pending, WaitingForTask, Retrying,
 		// ...) means no step runs yet, which v1alpha1 calls Pending: between
 		// two attempts no Pod runs a step.
-		if c.Reason == string(v1beta1.ReasonRunning) {
+		if c.Reason == string(v1.ReasonRunning) {
 			return v1alpha1.TaskRunPhaseRunning
 		}
 		return v1alpha1.TaskRunPhasePending
@@ -71,21 +71,21 @@ func PhaseFromCondition(c *metav1.Condition) v1alpha1.TaskRunPhase {
 // (and for a phase outside the enum, which no condition can express).
 func ConditionFromPhase(phase v1alpha1.TaskRunPhase, lastTransition metav1.Time) *metav1.Condition {
 	var status metav1.ConditionStatus
-	var reason v1beta1.TaskRunReason
+	var reason v1.TaskRunReason
 	switch phase {
 	case v1alpha1.TaskRunPhasePending:
-		status, reason = metav1.ConditionUnknown, v1beta1.ReasonPending
+		status, reason = metav1.ConditionUnknown, v1.ReasonPending
 	case v1alpha1.TaskRunPhaseRunning:
-		status, reason = metav1.ConditionUnknown, v1beta1.ReasonRunning
+		status, reason = metav1.ConditionUnknown, v1.ReasonRunning
 	case v1alpha1.TaskRunPhaseSucceeded:
-		status, reason = metav1.ConditionTrue, v1beta1.ReasonSucceeded
+		status, reason = metav1.ConditionTrue, v1.ReasonSucceeded
 	case v1alpha1.TaskRunPhaseFailed:
-		status, reason = metav1.ConditionFalse, v1beta1.ReasonFailed
+		status, reason = metav1.ConditionFalse, v1.ReasonFailed
 	default:
 		return nil
 	}
 	return &metav1.Condition{
-		Type:               v1beta1.ConditionSucceeded,
+		Type:               v1.ConditionSucceeded,
 		Status:             status,
 		Reason:             string(reason),
 		LastTransitionTime: lastTransition,

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/markdown"
 )
@@ -20,25 +20,25 @@ func TestPhaseFromCondition(t *testing.T) {
 		want      v1alpha1.TaskRunPhase
 	}{
 		"no condition":              {nil, v1alpha1.TaskRunPhaseNone},
-		"Unknown Pending":           {cond(metav1.ConditionUnknown, v1beta1.ReasonPending), v1alpha1.TaskRunPhasePending},
-		"Unknown WaitingForTask":    {cond(metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask), v1alpha1.TaskRunPhasePending},
-		"Unknown Retrying":          {cond(metav1.ConditionUnknown, v1beta1.ReasonRetrying), v1alpha1.TaskRunPhasePending},
+		"Unknown Pending":           {cond(metav1.ConditionUnknown, v1.ReasonPending), v1alpha1.TaskRunPhasePending},
+		"Unknown WaitingForTask":    {cond(metav1.ConditionUnknown, v1.ReasonWaitingForTask), v1alpha1.TaskRunPhasePending},
+		"Unknown Retrying":          {cond(metav1.ConditionUnknown, v1.ReasonRetrying), v1alpha1.TaskRunPhasePending},
 		"Unknown any other reason":  {cond(metav1.ConditionUnknown, "SomethingNew"), v1alpha1.TaskRunPhasePending},
-		"Unknown Running":           {cond(metav1.ConditionUnknown, v1beta1.ReasonRunning), v1alpha1.TaskRunPhaseRunning},
-		"True Succeeded":            {cond(metav1.ConditionTrue, v1beta1.ReasonSucceeded), v1alpha1.TaskRunPhaseSucceeded},
-		"False StepFailed":          {cond(metav1.ConditionFalse, v1beta1.ReasonStepFailed), v1alpha1.TaskRunPhaseFailed},
-		"False TaskRunTimeout":      {cond(metav1.ConditionFalse, v1beta1.ReasonTimeout), v1alpha1.TaskRunPhaseFailed},
-		"False TaskRunCancelled":    {cond(metav1.ConditionFalse, v1beta1.ReasonCancelled), v1alpha1.TaskRunPhaseFailed},
-		"False InvalidParams":       {cond(metav1.ConditionFalse, v1beta1.ReasonInvalidParams), v1alpha1.TaskRunPhaseFailed},
-		"False PodFailed":           {cond(metav1.ConditionFalse, v1beta1.ReasonPodFailed), v1alpha1.TaskRunPhaseFailed},
-		"False ResultsTooLarge":     {cond(metav1.ConditionFalse, v1beta1.ReasonResultsTooLarge), v1alpha1.TaskRunPhaseFailed},
-		"False ImagePullFailed":     {cond(metav1.ConditionFalse, v1beta1.ReasonImagePullFailed), v1alpha1.TaskRunPhaseFailed},
-		"False PodConfigFailed":     {cond(metav1.ConditionFalse, v1beta1.ReasonPodConfigFailed), v1alpha1.TaskRunPhaseFailed},
-		"False Failed":              {cond(metav1.ConditionFalse, v1beta1.ReasonFailed), v1alpha1.TaskRunPhaseFailed},
-		"status the API disallows":  {cond("Maybe", v1beta1.ReasonRunning), v1alpha1.TaskRunPhaseNone},
-		"empty status":              {cond("", v1beta1.ReasonRunning), v1alpha1.TaskRunPhaseNone},
-		"True whatever its reason":  {cond(metav1.ConditionTrue, v1beta1.ReasonRunning), v1alpha1.TaskRunPhaseSucceeded},
-		"False whatever its reason": {cond(metav1.ConditionFalse, v1beta1.ReasonRunning), v1alpha1.TaskRunPhaseFailed},
+		"Unknown Running":           {cond(metav1.ConditionUnknown, v1.ReasonRunning), v1alpha1.TaskRunPhaseRunning},
+		"True Succeeded":            {cond(metav1.ConditionTrue, v1.ReasonSucceeded), v1alpha1.TaskRunPhaseSucceeded},
+		"False StepFailed":          {cond(metav1.ConditionFalse, v1.ReasonStepFailed), v1alpha1.TaskRunPhaseFailed},
+		"False TaskRunTimeout":      {cond(metav1.ConditionFalse, v1.ReasonTimeout), v1alpha1.TaskRunPhaseFailed},
+		"False TaskRunCancelled":    {cond(metav1.ConditionFalse, v1.ReasonCancelled), v1alpha1.TaskRunPhaseFailed},
+		"False InvalidParams":       {cond(metav1.ConditionFalse, v1.ReasonInvalidParams), v1alpha1.TaskRunPhaseFailed},
+		"False PodFailed":           {cond(metav1.ConditionFalse, v1.ReasonPodFailed), v1alpha1.TaskRunPhaseFailed},
+		"False ResultsTooLarge":     {cond(metav1.ConditionFalse, v1.ReasonResultsTooLarge), v1alpha1.TaskRunPhaseFailed},
+		"False ImagePullFailed":     {cond(metav1.ConditionFalse, v1.ReasonImagePullFailed), v1alpha1.TaskRunPhaseFailed},
+		"False PodConfigFailed":     {cond(metav1.ConditionFalse, v1.ReasonPodConfigFailed), v1alpha1.TaskRunPhaseFailed},
+		"False Failed":              {cond(metav1.ConditionFalse, v1.ReasonFailed), v1alpha1.TaskRunPhaseFailed},
+		"status the API disallows":  {cond("Maybe", v1.ReasonRunning), v1alpha1.TaskRunPhaseNone},
+		"empty status":              {cond("", v1.ReasonRunning), v1alpha1.TaskRunPhaseNone},
+		"True whatever its reason":  {cond(metav1.ConditionTrue, v1.ReasonRunning), v1alpha1.TaskRunPhaseSucceeded},
+		"False whatever its reason": {cond(metav1.ConditionFalse, v1.ReasonRunning), v1alpha1.TaskRunPhaseFailed},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -60,10 +60,10 @@ func TestConditionFromPhase(t *testing.T) {
 		want  *metav1.Condition
 	}{
 		"empty phase: no condition": {v1alpha1.TaskRunPhaseNone, nil},
-		"Pending":                   {v1alpha1.TaskRunPhasePending, withTime(cond(metav1.ConditionUnknown, v1beta1.ReasonPending))},
-		"Running":                   {v1alpha1.TaskRunPhaseRunning, withTime(cond(metav1.ConditionUnknown, v1beta1.ReasonRunning))},
-		"Succeeded":                 {v1alpha1.TaskRunPhaseSucceeded, withTime(cond(metav1.ConditionTrue, v1beta1.ReasonSucceeded))},
-		"Failed":                    {v1alpha1.TaskRunPhaseFailed, withTime(cond(metav1.ConditionFalse, v1beta1.ReasonFailed))},
+		"Pending":                   {v1alpha1.TaskRunPhasePending, withTime(cond(metav1.ConditionUnknown, v1.ReasonPending))},
+		"Running":                   {v1alpha1.TaskRunPhaseRunning, withTime(cond(metav1.ConditionUnknown, v1.ReasonRunning))},
+		"Succeeded":                 {v1alpha1.TaskRunPhaseSucceeded, withTime(cond(metav1.ConditionTrue, v1.ReasonSucceeded))},
+		"Failed":                    {v1alpha1.TaskRunPhaseFailed, withTime(cond(metav1.ConditionFalse, v1.ReasonFailed))},
 		"phase outside the enum":    {"Exploded", nil},
 	}
 	for name, tc := range tests {
@@ -78,13 +78,13 @@ func TestConditionFromPhase(t *testing.T) {
 // TestReasons: each reason once, and a run with it is finished exactly when
 // its status says so.
 func TestReasons(t *testing.T) {
-	seen := map[v1beta1.TaskRunReason]bool{}
+	seen := map[v1.TaskRunReason]bool{}
 	for _, r := range runstate.Reasons() {
 		if seen[r.Reason] {
 			t.Errorf("reason %s listed twice", r.Reason)
 		}
 		seen[r.Reason] = true
-		run := &v1beta1.TaskRun{Status: v1beta1.TaskRunStatus{Conditions: []metav1.Condition{*cond(r.Status, r.Reason)}}}
+		run := &v1.TaskRun{Status: v1.TaskRunStatus{Conditions: []metav1.Condition{*cond(r.Status, r.Reason)}}}
 		if got, want := runstate.Finished(run), r.Status != metav1.ConditionUnknown; got != want {
 			t.Errorf("Finished() of a run %s/%s = %t, want %t", r.Status, r.Reason, got, want)
 		}
@@ -92,8 +92,8 @@ func TestReasons(t *testing.T) {
 }
 
 // cond returns a Succeeded condition with only a status and a reason.
-func cond(status metav1.ConditionStatus, reason v1beta1.TaskRunReason) *metav1.Condition {
-	return &metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason)}
+func cond(status metav1.ConditionStatus, reason v1.TaskRunReason) *metav1.Condition {
+	return &metav1.Condition{Type: v1.ConditionSucceeded, Status: status, Reason: string(reason)}
 }
 
 // The tables of docs/lifecycle.md and docs/conversion.md that say what a
@@ -127,8 +127,8 @@ func TestLifecycleDocTable(t *testing.T) {
 		if status == docNoCondition {
 			got = runstate.PhaseFromCondition(nil)
 		} else {
-			reasons = append(reasons, runstate.Reason{Status: metav1.ConditionStatus(status), Reason: v1beta1.TaskRunReason(reason)})
-			got = runstate.PhaseFromCondition(&metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason})
+			reasons = append(reasons, runstate.Reason{Status: metav1.ConditionStatus(status), Reason: v1.TaskRunReason(reason)})
+			got = runstate.PhaseFromCondition(&metav1.Condition{Type: v1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason})
 		}
 		if string(got) != phase {
 			t.Errorf("docs say %s/%s is v1alpha1 phase %q; conversion gives %q", status, reason, phase, got)
@@ -149,7 +149,7 @@ func TestDocConditionToPhaseTable(t *testing.T) {
 		t.Run(strings.Join(row, " | "), func(t *testing.T) {
 			var c *metav1.Condition
 			if status != docNoCondition {
-				c = &metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason}
+				c = &metav1.Condition{Type: v1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason}
 				if status == docAnyOther {
 					c.Status = "Maybe"
 				}
@@ -182,7 +182,7 @@ func TestDocPhaseToConditionTable(t *testing.T) {
 			var want *metav1.Condition
 			if status != docNoCondition {
 				want = &metav1.Condition{
-					Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: lastTransition,
+					Type: v1.ConditionSucceeded, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: lastTransition,
 				}
 			}
 			if diff := cmp.Diff(want, runstate.ConditionFromPhase(phase, lastTransition)); diff != "" {

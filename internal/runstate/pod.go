@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // This file names what minitask creates for a run within Kubernetes' length
@@ -54,7 +54,7 @@ const (
 // a hash when that is too long. Being derived from the run's name only, it is
 // what makes Pod creation idempotent: a controller that crashed between
 // creating the Pod and recording it finds the same name.
-func PodName(run *v1beta1.TaskRun) string {
+func PodName(run *v1.TaskRun) string {
 	return bounded(run.Name, podNameSuffix, MaxLength)
 }
 
@@ -64,7 +64,7 @@ func PodName(run *v1beta1.TaskRun) string {
 // attempt after N failures, shortened with a hash like PodName. A controller
 // that crashed after creating an attempt's Pod but before recording the
 // attempt derives the same name from the run's status.attempts, and finds it.
-func AttemptPodName(run *v1beta1.TaskRun, attempt int) string {
+func AttemptPodName(run *v1.TaskRun, attempt int) string {
 	if attempt <= 0 {
 		return PodName(run)
 	}
@@ -73,12 +73,12 @@ func AttemptPodName(run *v1beta1.TaskRun, attempt int) string {
 
 // TaskRunLabelValue returns the value of LabelTaskRun for run: its name, or a
 // hash-suffixed form of a name too long for a label value.
-func TaskRunLabelValue(run *v1beta1.TaskRun) string {
+func TaskRunLabelValue(run *v1.TaskRun) string {
 	return bounded(run.Name, "", MaxLength)
 }
 
 // PodLabels returns the labels of run's Pod.
-func PodLabels(run *v1beta1.TaskRun) map[string]string {
+func PodLabels(run *v1.TaskRun) map[string]string {
 	return map[string]string{
 		LabelManagedBy: ManagedByValue,
 		LabelTaskRun:   TaskRunLabelValue(run),

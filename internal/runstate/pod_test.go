@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 func TestPodName(t *testing.T) {
@@ -173,8 +173,8 @@ func TestSteps(t *testing.T) {
 }
 
 // runNamed returns a TaskRun with only a name.
-func runNamed(name string) *v1beta1.TaskRun {
-	return &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+func runNamed(name string) *v1.TaskRun {
+	return &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
 }
 
 // hashOf is the hash that a long name carries: the first hex digits of its SHA-256.

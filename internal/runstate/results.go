@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // This file names where a run's results live and how a step hands them
@@ -52,7 +52,7 @@ func ResultPath(name string) string {
 }
 
 // ResultPaths returns, by name, the file of each result task declares.
-func ResultPaths(task *v1beta1.Task) map[string]string {
+func ResultPaths(task *v1.Task) map[string]string {
 	paths := make(map[string]string, len(task.Spec.Results))
 	for _, r := range task.Spec.Results {
 		paths[r.Name] = ResultPath(r.Name)
@@ -61,7 +61,7 @@ func ResultPaths(task *v1beta1.Task) map[string]string {
 }
 
 // ResultNames returns the names of the results task declares, in its order.
-func ResultNames(task *v1beta1.Task) []string {
+func ResultNames(task *v1.Task) []string {
 	names := make([]string, len(task.Spec.Results))
 	for i, r := range task.Spec.Results {
 		names[i] = r.Name

@@ -1,6 +1,6 @@
 package runstate
 
-import "github.com/minitask-dev/minitask/apis/v1beta1"
+import v1 "github.com/minitask-dev/minitask/apis/v1"
 
 // This file is what a run's retries allow: how many attempts it may make, and
 // which failures it retries. The controller retries by these rules and
@@ -10,13 +10,13 @@ import "github.com/minitask-dev/minitask/apis/v1beta1"
 // failed for a reason other than a step (evicted, its node lost, deleted),
 // which running the same steps again may well get past. It is a new slice
 // each time, so that no caller can change the default for the others.
-func DefaultRetryOn() []v1beta1.RetryReason {
-	return []v1beta1.RetryReason{v1beta1.RetryOnPodFailed}
+func DefaultRetryOn() []v1.RetryReason {
+	return []v1.RetryReason{v1.RetryOnPodFailed}
 }
 
 // RetryOn returns the failures that run retries: its spec.retryOn, else
 // DefaultRetryOn.
-func RetryOn(run *v1beta1.TaskRun) []v1beta1.RetryReason {
+func RetryOn(run *v1.TaskRun) []v1.RetryReason {
 	if len(run.Spec.RetryOn) == 0 {
 		return DefaultRetryOn()
 	}
@@ -26,7 +26,7 @@ func RetryOn(run *v1beta1.TaskRun) []v1beta1.RetryReason {
 // AttemptsAllowed returns how many attempts run may make: its spec.retries
 // plus the first. Absent retries, and a negative count the API refuses
 // anyway, allow the first attempt alone.
-func AttemptsAllowed(run *v1beta1.TaskRun) int {
+func AttemptsAllowed(run *v1.TaskRun) int {
 	if run.Spec.Retries == nil {
 		return 1
 	}

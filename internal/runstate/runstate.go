@@ -11,38 +11,38 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // Succeeded returns the run's Succeeded condition, nil before the controller
 // has seen the run.
-func Succeeded(run *v1beta1.TaskRun) *metav1.Condition {
-	return meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
+func Succeeded(run *v1.TaskRun) *metav1.Condition {
+	return meta.FindStatusCondition(run.Status.Conditions, v1.ConditionSucceeded)
 }
 
 // Finished reports whether the run has ended, for good: its condition is True
 // or False, whichever API version and writer set it.
-func Finished(run *v1beta1.TaskRun) bool {
+func Finished(run *v1.TaskRun) bool {
 	c := Succeeded(run)
 	return c != nil && c.Status != metav1.ConditionUnknown
 }
 
 // WaitingForTask reports whether the run has not got past its Task's absence:
 // it is waiting for it, or has not been seen yet.
-func WaitingForTask(run *v1beta1.TaskRun) bool {
+func WaitingForTask(run *v1.TaskRun) bool {
 	c := Succeeded(run)
-	return c == nil || (c.Status == metav1.ConditionUnknown && c.Reason == string(v1beta1.ReasonWaitingForTask))
+	return c == nil || (c.Status == metav1.ConditionUnknown && c.Reason == string(v1.ReasonWaitingForTask))
 }
 
 // CancelRequested reports whether the run's spec asks for it to be stopped.
-func CancelRequested(run *v1beta1.TaskRun) bool {
-	return run.Spec.Status == v1beta1.TaskRunSpecStatusCancelled
+func CancelRequested(run *v1.TaskRun) bool {
+	return run.Spec.Status == v1.TaskRunSpecStatusCancelled
 }
 
 // Summary is the run's status in one word: Succeeded, Failed(REASON), or while
 // it goes on its reason (Pending, Running, WaitingForTask), Cancelling once a
 // cancel was asked for, and Pending before the controller has seen it.
-func Summary(run *v1beta1.TaskRun) string {
+func Summary(run *v1.TaskRun) string {
 	c := Succeeded(run)
 	switch {
 	case c != nil && c.Status == metav1.ConditionTrue:
@@ -54,6 +54,6 @@ func Summary(run *v1beta1.TaskRun) string {
 	case c != nil && c.Reason != "":
 		return c.Reason
 	default:
-		return string(v1beta1.ReasonPending)
+		return string(v1.ReasonPending)
 	}
 }

@@ -1,7 +1,7 @@
 package runstate
 
 import (
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // This file names where a run's workspaces live in its Pod: the volume each
@@ -28,7 +28,7 @@ func WorkspaceVolume(workspace string) string {
 
 // WorkspaceMountPath returns where every step sees ws: its mountPath, else
 // /workspace/NAME. It is what $(workspaces.NAME.path) expands to.
-func WorkspaceMountPath(ws v1beta1.WorkspaceDeclaration) string {
+func WorkspaceMountPath(ws v1.WorkspaceDeclaration) string {
 	if ws.MountPath != "" {
 		return ws.MountPath
 	}
@@ -36,7 +36,7 @@ func WorkspaceMountPath(ws v1beta1.WorkspaceDeclaration) string {
 }
 
 // WorkspacePaths returns, by name, where every step sees each workspace task declares.
-func WorkspacePaths(task *v1beta1.Task) map[string]string {
+func WorkspacePaths(task *v1.Task) map[string]string {
 	paths := make(map[string]string, len(task.Spec.Workspaces))
 	for _, ws := range task.Spec.Workspaces {
 		paths[ws.Name] = WorkspaceMountPath(ws)

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 func TestWorkspaceVolume(t *testing.T) {
@@ -42,7 +42,7 @@ func TestWorkspaceVolume(t *testing.T) {
 }
 
 func TestWorkspacePaths(t *testing.T) {
-	task := &v1beta1.Task{Spec: v1beta1.TaskSpec{Workspaces: []v1beta1.WorkspaceDeclaration{
+	task := &v1.Task{Spec: v1.TaskSpec{Workspaces: []v1.WorkspaceDeclaration{
 		{Name: "source"},
 		{Name: "cache", MountPath: "/root/.cache"},
 	}}}

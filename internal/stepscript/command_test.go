@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -15,11 +15,11 @@ import (
 func TestCommand(t *testing.T) {
 	withResults := wrappers.Task("ns", "t").Step("a", "alpine:3", "true").Step("b", "alpine:3", "true").
 		Step("c", "alpine:3", "true").Step("d", "alpine:3", "true").Obj()
-	withResults.Spec.Results = []v1beta1.ResultDeclaration{{Name: "version"}, {Name: "digest"}}
+	withResults.Spec.Results = []v1.ResultDeclaration{{Name: "version"}, {Name: "digest"}}
 	tests := map[string]struct {
 		script  string
-		onError v1beta1.OnError
-		task    *v1beta1.Task
+		onError v1.OnError
+		task    *v1.Task
 		want    []string
 	}{
 		"one step, no results, onError unset": {
@@ -29,7 +29,7 @@ func TestCommand(t *testing.T) {
 		},
 		"results in the Task's order, the kubelet's 12 KiB shared by four steps": {
 			script:  `echo "$x"`,
-			onError: v1beta1.OnErrorContinue,
+			onError: v1.OnErrorContinue,
 			task:    withResults,
 			want:    []string{"/bin/sh", "-c", "WRAPPER", "minitask-step", `echo "$x"`, "continue", "3072", "version", "digest"},
 		},

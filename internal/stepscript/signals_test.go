@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -28,7 +28,7 @@ func TestScriptWrapperPassesSignalsOn(t *testing.T) {
 		// trap it inherited, which catches the kill, and it then lives on.
 		script  string
 		signal  syscall.Signal
-		onError v1beta1.OnError
+		onError v1.OnError
 		want    wrapperRun
 		// wantCode is the message's exit code; wantResults its results.
 		wantCode    int32
@@ -69,7 +69,7 @@ func TestScriptWrapperPassesSignalsOn(t *testing.T) {
 		"onError continue: the code in the message, the wrapper exits 0": {
 			script:   "trap 'kill $!; exit 6' TERM\nsleep 10 >/dev/null 2>&1 &\necho ready\nwait $!",
 			signal:   syscall.SIGTERM,
-			onError:  v1beta1.OnErrorContinue,
+			onError:  v1.OnErrorContinue,
 			want:     wrapperRun{Stdout: "ready\n"},
 			wantCode: 6,
 		},
@@ -107,7 +107,7 @@ func TestScriptWrapperPassesSignalsOn(t *testing.T) {
 // closed its output, within 10 seconds is killed with everything it started
 // (a wrapper that the signal killed leaves its script running), and fails
 // the test.
-func stopWrapper(t *testing.T, shell testShell, script string, onError v1beta1.OnError, signal syscall.Signal) wrapperRun {
+func stopWrapper(t *testing.T, shell testShell, script string, onError v1.OnError, signal syscall.Signal) wrapperRun {
 	t.Helper()
 	cmd, messagePath := wrapperCommand(t, shell, script, onError, []string{"state"}, nil, runstate.MaxTerminationMessage)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

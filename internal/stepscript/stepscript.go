@@ -30,7 +30,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -177,7 +177,7 @@ else
 fi
 [ "$mode" = %[6]s ] && exit 0
 exit "$code"
-`, shellQuote(shell), shellQuote(resultsDir), MaxResultRead, jsonStringAWK, shellQuote(messagePath), v1beta1.OnErrorContinue)
+`, shellQuote(shell), shellQuote(resultsDir), MaxResultRead, jsonStringAWK, shellQuote(messagePath), v1.OnErrorContinue)
 }
 
 // Protocol is what the wrapper of every script step of a Pod is told: the
@@ -192,7 +192,7 @@ type Protocol struct {
 }
 
 // ProtocolFor returns the protocol of task's Pod.
-func ProtocolFor(task *v1beta1.Task) Protocol {
+func ProtocolFor(task *v1.Task) Protocol {
 	return Protocol{
 		Results:      runstate.ResultNames(task),
 		MessageLimit: runstate.TerminationMessageLimit(len(task.Spec.Steps)),
@@ -203,9 +203,9 @@ func ProtocolFor(task *v1beta1.Task) Protocol {
 // already replaced: the wrapper, then the script, the step's onError
 // (stopAndFail when empty), the message's limit and the names of the
 // Task's results.
-func Command(script string, onError v1beta1.OnError, protocol Protocol) []string {
+func Command(script string, onError v1.OnError, protocol Protocol) []string {
 	if onError == "" {
-		onError = v1beta1.OnErrorStopAndFail
+		onError = v1.OnErrorStopAndFail
 	}
 	command := make([]string, 0, 7+len(protocol.Results))
 	command = append(command, scriptShell, "-c", scriptWrapper, wrapperName, script, string(onError), strconv.Itoa(protocol.MessageLimit))

@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -71,14 +71,14 @@ func testShells(t *testing.T) map[string]testShell {
 // runWrapper runs a script step's command as the container would, with
 // shell, its results in a directory of the test's own. files are written
 // there first, as an earlier step would have.
-func runWrapper(t *testing.T, shell testShell, script string, onError v1beta1.OnError, results []string, files map[string][]byte, stdin string) wrapperRun {
+func runWrapper(t *testing.T, shell testShell, script string, onError v1.OnError, results []string, files map[string][]byte, stdin string) wrapperRun {
 	t.Helper()
 	return runWrapperWithLimit(t, shell, script, onError, results, files, stdin, runstate.MaxTerminationMessage)
 }
 
 // runWrapperWithLimit is runWrapper for a step whose message may hold
 // messageLimit bytes.
-func runWrapperWithLimit(t *testing.T, shell testShell, script string, onError v1beta1.OnError, results []string, files map[string][]byte, stdin string, messageLimit int) wrapperRun {
+func runWrapperWithLimit(t *testing.T, shell testShell, script string, onError v1.OnError, results []string, files map[string][]byte, stdin string, messageLimit int) wrapperRun {
 	t.Helper()
 	cmd, messagePath := wrapperCommand(t, shell, script, onError, results, files, messageLimit)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -91,7 +91,7 @@ func runWrapperWithLimit(t *testing.T, shell testShell, script string, onError v
 // run it, with shell, its results in a directory of the test's own, and the
 // path its termination message is written to. files are written there
 // first, as an earlier step would have.
-func wrapperCommand(t *testing.T, shell testShell, script string, onError v1beta1.OnError, results []string, files map[string][]byte, messageLimit int) (*exec.Cmd, string) {
+func wrapperCommand(t *testing.T, shell testShell, script string, onError v1.OnError, results []string, files map[string][]byte, messageLimit int) (*exec.Cmd, string) {
 	t.Helper()
 	dir := t.TempDir()
 	resultsDir := filepath.Join(dir, "results")
@@ -142,7 +142,7 @@ func wrapperEnded(t *testing.T, cmd *exec.Cmd, err error, messagePath, stdout, s
 func TestScriptWrapperKeepsTheScriptsSemantics(t *testing.T) {
 	tests := map[string]struct {
 		script   string
-		onError  v1beta1.OnError
+		onError  v1.OnError
 		stdin    string
 		want     wrapperRun
 		wantCode int32
@@ -225,17 +225,17 @@ func TestScriptWrapperKeepsTheScriptsSemantics(t *testing.T) {
 		},
 		"onError continue exits 0 with the code in the message": {
 			script:   "echo tried; exit 3",
-			onError:  v1beta1.OnErrorContinue,
+			onError:  v1.OnErrorContinue,
 			want:     wrapperRun{Stdout: "tried\n"},
 			wantCode: 3,
 		},
 		"onError continue and success": {
 			script:  "true",
-			onError: v1beta1.OnErrorContinue,
+			onError: v1.OnErrorContinue,
 		},
 		"stopAndFail said out loud": {
 			script:   "exit 9",
-			onError:  v1beta1.OnErrorStopAndFail,
+			onError:  v1.OnErrorStopAndFail,
 			want:     wrapperRun{ExitCode: 9},
 			wantCode: 9,
 		},
@@ -412,7 +412,7 @@ func TestScriptWrapperSaysResultsAreTooLarge(t *testing.T) {
 	tests := map[string]struct {
 		value    []byte
 		limit    int
-		onError  v1beta1.OnError
+		onError  v1.OnError
 		script   string
 		wantCode int
 		want     string
@@ -434,7 +434,7 @@ func TestScriptWrapperSaysResultsAreTooLarge(t *testing.T) {
 			want: fmt.Sprintf(`{"exitCode":0,"results":{},"resultsTooLarge":{"size":%d,"limit":4096,"cut":true}}`, empty+MaxResultRead),
 		},
 		"the script's code is kept, and onError too": {
-			value: bytes.Repeat([]byte("x"), 5000), limit: 4096, script: "exit 3", onError: v1beta1.OnErrorContinue,
+			value: bytes.Repeat([]byte("x"), 5000), limit: 4096, script: "exit 3", onError: v1.OnErrorContinue,
 			want: fmt.Sprintf(`{"exitCode":3,"results":{},"resultsTooLarge":{"size":%d,"limit":4096,"cut":true}}`, empty+MaxResultRead),
 		},
 	}

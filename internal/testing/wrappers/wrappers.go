@@ -16,18 +16,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
-// TaskWrapper builds a v1beta1 Task.
+// TaskWrapper builds a v1 Task.
 type TaskWrapper struct {
-	v1beta1.Task
+	v1.Task
 	metadata[*TaskWrapper]
 }
 
-// Task starts a v1beta1 Task with no params and no steps.
+// Task starts a v1 Task with no params and no steps.
 func Task(namespace, name string) *TaskWrapper {
-	w := &TaskWrapper{Task: v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
+	w := &TaskWrapper{Task: v1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
 	w.metadata = metadata[*TaskWrapper]{w, &w.ObjectMeta}
 	return w
 }
@@ -40,49 +40,49 @@ func (w *TaskWrapper) Description(d string) *TaskWrapper {
 
 // Step appends a step.
 func (w *TaskWrapper) Step(name, image, script string) *TaskWrapper {
-	w.Spec.Steps = append(w.Spec.Steps, v1beta1.Step{Name: name, Image: image, Script: script})
+	w.Spec.Steps = append(w.Spec.Steps, v1.Step{Name: name, Image: image, Script: script})
 	return w
 }
 
 // Steps replaces the steps.
-func (w *TaskWrapper) Steps(steps ...v1beta1.Step) *TaskWrapper {
+func (w *TaskWrapper) Steps(steps ...v1.Step) *TaskWrapper {
 	w.Spec.Steps = steps
 	return w
 }
 
 // Param declares a param that has no default.
 func (w *TaskWrapper) Param(name string) *TaskWrapper {
-	w.Spec.Params = append(w.Spec.Params, v1beta1.ParamSpec{Name: name})
+	w.Spec.Params = append(w.Spec.Params, v1.ParamSpec{Name: name})
 	return w
 }
 
 // ParamDefault declares a param with a default.
 func (w *TaskWrapper) ParamDefault(name, def string) *TaskWrapper {
-	w.Spec.Params = append(w.Spec.Params, v1beta1.ParamSpec{Name: name, Default: &def})
+	w.Spec.Params = append(w.Spec.Params, v1.ParamSpec{Name: name, Default: v1.NewStringValue(def)})
 	return w
 }
 
 // Params replaces the params' declarations.
-func (w *TaskWrapper) Params(params ...v1beta1.ParamSpec) *TaskWrapper {
+func (w *TaskWrapper) Params(params ...v1.ParamSpec) *TaskWrapper {
 	w.Spec.Params = params
 	return w
 }
 
 // Obj returns the Task.
-func (w *TaskWrapper) Obj() *v1beta1.Task { return &w.Task }
+func (w *TaskWrapper) Obj() *v1.Task { return &w.Task }
 
-// TaskRunWrapper builds a v1beta1 TaskRun.
+// TaskRunWrapper builds a v1 TaskRun.
 type TaskRunWrapper struct {
-	v1beta1.TaskRun
+	v1.TaskRun
 	metadata[*TaskRunWrapper]
 }
 
-// TaskRun starts a v1beta1 run of task with no params, the default timeout
+// TaskRun starts a v1 run of task with no params, the default timeout
 // and no status.
 func TaskRun(namespace, name, task string) *TaskRunWrapper {
-	w := &TaskRunWrapper{TaskRun: v1beta1.TaskRun{
+	w := &TaskRunWrapper{TaskRun: v1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task}},
+		Spec:       v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: task}},
 	}}
 	w.metadata = metadata[*TaskRunWrapper]{w, &w.ObjectMeta}
 	return w
@@ -96,32 +96,32 @@ func (w *TaskRunWrapper) TaskRef(name string) *TaskRunWrapper {
 
 // Param gives a param a value.
 func (w *TaskRunWrapper) Param(name, value string) *TaskRunWrapper {
-	w.Spec.Params = append(w.Spec.Params, v1beta1.Param{Name: name, Value: value})
+	w.Spec.Params = append(w.Spec.Params, v1.Param{Name: name, Value: *v1.NewStringValue(value)})
 	return w
 }
 
 // Params replaces the params' values.
-func (w *TaskRunWrapper) Params(params ...v1beta1.Param) *TaskRunWrapper {
+func (w *TaskRunWrapper) Params(params ...v1.Param) *TaskRunWrapper {
 	w.Spec.Params = params
 	return w
 }
 
-// Timeout sets spec.timeout.
+// Timeout sets spec.timeouts.total.
 func (w *TaskRunWrapper) Timeout(d time.Duration) *TaskRunWrapper {
-	w.Spec.Timeout = v1beta1.NewDuration(d)
+	w.Spec.Timeouts.Total = v1.NewDuration(d)
 	return w
 }
 
-// TimeoutText sets spec.timeout as a client would write it, e.g. 10m, and
+// TimeoutText sets spec.timeouts.total as a client would write it, e.g. 10m, and
 // as the API server's JSON decodes it: keeping the text.
 func (w *TaskRunWrapper) TimeoutText(text string) *TaskRunWrapper {
-	w.Spec.Timeout = DurationText(text)
+	w.Spec.Timeouts.Total = DurationText(text)
 	return w
 }
 
 // Cancelled asks for the run to be cancelled.
 func (w *TaskRunWrapper) Cancelled() *TaskRunWrapper {
-	w.Spec.Status = v1beta1.TaskRunSpecStatusCancelled
+	w.Spec.Status = v1.TaskRunSpecStatusCancelled
 	return w
 }
 
@@ -150,18 +150,18 @@ func (w *TaskRunWrapper) Completed(t metav1.Time) *TaskRunWrapper {
 }
 
 // StepStates replaces status.steps.
-func (w *TaskRunWrapper) StepStates(s ...v1beta1.StepState) *TaskRunWrapper {
+func (w *TaskRunWrapper) StepStates(s ...v1.StepState) *TaskRunWrapper {
 	w.Status.Steps = s
 	return w
 }
 
 // Obj returns the TaskRun.
-func (w *TaskRunWrapper) Obj() *v1beta1.TaskRun { return &w.TaskRun }
+func (w *TaskRunWrapper) Obj() *v1.TaskRun { return &w.TaskRun }
 
 // DurationText is a Duration decoded from text, as the API server's JSON
 // gives it: it keeps the text, which conversion must carry unchanged.
-func DurationText(text string) *v1beta1.Duration {
-	d := &v1beta1.Duration{}
+func DurationText(text string) *v1.Duration {
+	d := &v1.Duration{}
 	if err := json.Unmarshal([]byte(strconv.Quote(text)), d); err != nil {
 		panic(fmt.Sprintf("duration %q: %v", text, err))
 	}
