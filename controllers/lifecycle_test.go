@@ -148,6 +148,54 @@ func TestConditionTable(t *testing.T) {
 				}
 			},
 		},
+		"invalid-params-type": {
+			// v1's typed params: a run's value of another type than its
+			// Task declares, or an object's value lacking a declared key,
+			// reaches the controller (admission cannot know the Task) and
+			// ends the run before any Pod.
+			task: wrappers.Task("", "invalid-params-type").Params(
+				v1.ParamSpec{Name: "files", Type: v1.ParamTypeArray},
+				v1.ParamSpec{Name: "image", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"repo": {}, "tag": {}}},
+			).Step("only", "$(params.image.repo)", "true").Obj(),
+			run: wrappers.TaskRun("", "invalid-params-type", "invalid-params-type").Params(
+				v1.Param{Name: "files", Value: *v1.NewStringValue("a.go b.go")},
+				v1.Param{Name: "image", Value: *v1.NewObjectValue(map[string]string{"repo": "r"})},
+			).Obj(),
+			want: condition{metav1.ConditionFalse, v1.ReasonInvalidParams,
+				`param "files": its value is a string, but the param is an array; param "image": its value lacks the keys the param declares: tag`},
+			check: func(t *testing.T, h *harness) {
+				if pods := h.pods(t, "invalid-params-type"); len(pods) != 0 {
+					t.Errorf("a run with invalid params has %d Pods", len(pods))
+				}
+			},
+		},
+		"pending-timeout": {
+			// The Pod is never scheduled here (no kubelet plays it): past
+			// timeouts.pending the run ends, naming what held it, and its
+			// Pod, which started no step, is deleted.
+			task: twoSteps("pending-timeout"),
+			run: func() *v1.TaskRun {
+				r := wrappers.TaskRun("", "pending-timeout", "pending-timeout").Obj()
+				r.Spec.Timeouts.Pending = v1.NewDuration(2 * time.Second)
+				return r
+			}(),
+			want: condition{metav1.ConditionFalse, v1.ReasonPendingTimeout,
+				`TaskRun "pending-timeout" did not start its first step within 2s (spec.timeouts.pending): Pod "pending-timeout-pod" has not started a step yet`},
+			check: func(t *testing.T, h *harness) {
+				testenv.Eventually(t, func() (bool, string) {
+					return isNotFound(h.Key("pending-timeout-pod"), &corev1.Pod{}), "it still exists"
+				}, "the Pod of a run that ended PendingTimeout to be deleted")
+			},
+		},
+		"pending-timeout-no-task": {
+			run: func() *v1.TaskRun {
+				r := wrappers.TaskRun("", "pending-timeout-no-task", "absent").Obj()
+				r.Spec.Timeouts.Pending = v1.NewDuration(time.Second)
+				return r
+			}(),
+			want: condition{metav1.ConditionFalse, v1.ReasonPendingTimeout,
+				`TaskRun "pending-timeout-no-task" did not start its first step within 1s (spec.timeouts.pending): waiting for Task "absent", which does not exist`},
+		},
 		"pod-deleted": {
 			task: twoSteps("pod-deleted"),
 			run:  wrappers.TaskRun("", "pod-deleted", "pod-deleted").Obj(),

@@ -92,6 +92,7 @@ var stopsPodAfterEnd = map[v1.TaskRunReason]bool{
 	v1.ReasonImagePullFailed: true,
 	v1.ReasonPodConfigFailed: true,
 	v1.ReasonStepFailed:      true,
+	v1.ReasonPendingTimeout:  true,
 }
 
 // stopPodAfterEnd stops the Pod of a run that ended while its Pod went on,

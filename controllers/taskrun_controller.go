@@ -192,7 +192,7 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// An error stopped the stages before they decided anything.
 		return ctrl.Result{}, err
 	}
-	s.outcome = retryingWhilePending(s.run, s.outcome)
+	s.outcome = s.pendingTooLong(retryingWhilePending(s.run, s.outcome))
 	if s.startedFirstPod() {
 		// The Pod's own watch event reconciles the run at once and records
 		// its start then (startTime is the Pod's creation): under load, when

@@ -40,10 +40,6 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		}
 		return fmt.Errorf("getting Task %s/%s: %w", s.run.Namespace, s.run.Spec.TaskRef.Name, err)
 	}
-	if waiting := needsRelease6(s.run, task); waiting != nil {
-		s.outcome = waiting
-		return nil
-	}
 	values, problems := runstate.ParamValues(task, s.run)
 	if problems.Any() {
 		s.outcome = invalidParams(problems)

@@ -37,6 +37,7 @@ func Reasons() []Reason {
 		{metav1.ConditionFalse, v1.ReasonResultsTooLarge},
 		{metav1.ConditionFalse, v1.ReasonImagePullFailed},
 		{metav1.ConditionFalse, v1.ReasonPodConfigFailed},
+		{metav1.ConditionFalse, v1.ReasonPendingTimeout},
 		{metav1.ConditionFalse, v1.ReasonFailed},
 	}
 }

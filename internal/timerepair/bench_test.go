@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -86,7 +86,7 @@ func benchPage(b *testing.B, n int) []byte {
 		items[i] = run
 	}
 	page, err := json.Marshal(map[string]any{
-		"apiVersion": v1beta1.GroupVersion.String(), "kind": "TaskRunList", "items": items,
+		"apiVersion": v1.GroupVersion.String(), "kind": "TaskRunList", "items": items,
 		"metadata": map[string]any{"resourceVersion": "123456", "continue": "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDU2fQ"},
 	})
 	if err != nil {
@@ -99,7 +99,7 @@ func benchPage(b *testing.B, n int) []byte {
 // kind of workspace, a ServiceAccount, a Pod template, labels) and as the
 // controller leaves it after a retry: three steps, two results, two
 // attempts, with the managed fields the API server keeps for its writers.
-func benchRun(b *testing.B, i int) *v1beta1.TaskRun {
+func benchRun(b *testing.B, i int) *v1.TaskRun {
 	b.Helper()
 	at := func(seconds int) *metav1.Time {
 		t := metav1.NewTime(time.Date(2026, 11, 23, 10, 0, seconds, 0, time.UTC))
@@ -107,14 +107,14 @@ func benchRun(b *testing.B, i int) *v1beta1.TaskRun {
 	}
 	run := wrappers.TaskRun("team-platform", fmt.Sprintf("build-%05d", i), "build").
 		Label("team", "platform").Label("pipeline", "nightly").
-		Workspace(v1beta1.WorkspaceBinding{Name: "source",
+		Workspace(v1.WorkspaceBinding{Name: "source",
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "source-build"}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("2Gi"))}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
+		Workspace(v1.WorkspaceBinding{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("2Gi"))}}).
+		Workspace(v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "build-settings"}}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "credentials", Secret: &corev1.SecretVolumeSource{SecretName: "git-credentials"}}).
+		Workspace(v1.WorkspaceBinding{Name: "credentials", Secret: &corev1.SecretVolumeSource{SecretName: "git-credentials"}}).
 		ServiceAccount("builder").
-		PodTemplate(v1beta1.PodTemplate{
+		PodTemplate(v1.PodTemplate{
 			NodeSelector: map[string]string{"pool": "builds"},
 			Tolerations: []corev1.Toleration{
 				{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "builds", Effect: corev1.TaintEffectNoSchedule},
@@ -129,27 +129,27 @@ func benchRun(b *testing.B, i int) *v1beta1.TaskRun {
 		Param("revision", "v1.2.3").
 		Obj()
 	run.Spec.Retries = ptr.To[int32](2)
-	run.Spec.RetryOn = []v1beta1.RetryReason{"PodFailed"}
+	run.Spec.RetryOn = []v1.RetryReason{"PodFailed"}
 	run.Spec.TTLSecondsAfterFinished = ptr.To[int32](3600)
 	run.UID = types.UID(fmt.Sprintf("6f1c2a4e-0000-4000-8000-%012d", i))
 	run.ResourceVersion = fmt.Sprint(100000 + i)
 	run.Generation = 1
 	run.CreationTimestamp = *at(0)
 	podName := run.Name + "-pod"
-	run.Status = v1beta1.TaskRunStatus{
-		Conditions: []metav1.Condition{{Type: "Succeeded", Status: metav1.ConditionTrue, Reason: string(v1beta1.ReasonSucceeded),
+	run.Status = v1.TaskRunStatus{
+		Conditions: []metav1.Condition{{Type: "Succeeded", Status: metav1.ConditionTrue, Reason: string(v1.ReasonSucceeded),
 			Message: "All steps completed", LastTransitionTime: *at(95), ObservedGeneration: 1}},
 		PodName: podName + "-2", StartTime: at(1), CompletionTime: at(95),
-		Results: []v1beta1.RunResult{{Name: "digest", Value: ptr.To("sha256:0d7f9e0c1b5a4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f")},
+		Results: []v1.RunResult{{Name: "digest", Value: ptr.To("sha256:0d7f9e0c1b5a4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f")},
 			{Name: "version", Value: ptr.To("v1.2.3")}},
-		Attempts: []v1beta1.Attempt{
+		Attempts: []v1.Attempt{
 			{PodName: podName + "-1", StartTime: at(1), CompletionTime: at(40), Reason: "PodFailed",
 				Message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 87Mi."},
-			{PodName: podName + "-2", StartTime: at(41), CompletionTime: at(95), Reason: string(v1beta1.ReasonSucceeded)},
+			{PodName: podName + "-2", StartTime: at(41), CompletionTime: at(95), Reason: string(v1.ReasonSucceeded)},
 		},
 	}
 	for s, name := range []string{"checkout", "build", "test"} {
-		run.Status.Steps = append(run.Status.Steps, v1beta1.StepState{Name: name, State: "Terminated", ExitCode: ptr.To[int32](0),
+		run.Status.Steps = append(run.Status.Steps, v1.StepState{Name: name, State: "Terminated", ExitCode: ptr.To[int32](0),
 			Reason: "Completed", StartedAt: at(41 + 15*s), FinishedAt: at(55 + 15*s)})
 	}
 	run.ManagedFields = []metav1.ManagedFieldsEntry{
@@ -175,7 +175,7 @@ func benchManagedFields(b *testing.B, manager, subresource string, owned any) me
 	if err != nil {
 		b.Fatal(err)
 	}
-	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "minitask.dev/v1beta1",
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "minitask.dev/v1",
 		Time: &metav1.Time{Time: time.Date(2026, 11, 23, 10, 1, 35, 0, time.UTC)}, FieldsType: "FieldsV1",
 		FieldsV1: metav1.NewFieldsV1(string(fields)), Subresource: subresource}
 }

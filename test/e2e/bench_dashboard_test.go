@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -94,21 +94,21 @@ func writeDashboardRun(c *cluster, name string) error {
 	}
 	now := metav1.Now()
 	exit := func(n int32) *int32 { return &n }
-	run.Status = v1beta1.TaskRunStatus{PodName: name + "-pod", StartTime: &now,
-		Steps: []v1beta1.StepState{{Name: "checkout", State: v1beta1.StepTerminated, ExitCode: exit(0), Reason: "Completed", StartedAt: &now, FinishedAt: &now}}}
-	succeeded := metav1.Condition{Type: v1beta1.ConditionSucceeded, LastTransitionTime: now}
+	run.Status = v1.TaskRunStatus{PodName: name + "-pod", StartTime: &now,
+		Steps: []v1.StepState{{Name: "checkout", State: v1.StepTerminated, ExitCode: exit(0), Reason: "Completed", StartedAt: &now, FinishedAt: &now}}}
+	succeeded := metav1.Condition{Type: v1.ConditionSucceeded, LastTransitionTime: now}
 	switch spread(name) % 3 {
 	case 0:
 		succeeded.Status, succeeded.Reason, succeeded.Message = metav1.ConditionTrue, "Succeeded", "every step exited 0"
 		run.Status.CompletionTime = &now
-		run.Status.Steps = append(run.Status.Steps, v1beta1.StepState{Name: "build", State: v1beta1.StepTerminated, ExitCode: exit(0), Reason: "Completed", StartedAt: &now, FinishedAt: &now})
+		run.Status.Steps = append(run.Status.Steps, v1.StepState{Name: "build", State: v1.StepTerminated, ExitCode: exit(0), Reason: "Completed", StartedAt: &now, FinishedAt: &now})
 	case 1:
 		succeeded.Status, succeeded.Reason, succeeded.Message = metav1.ConditionFalse, "StepFailed", `step "build" exited with code 2`
 		run.Status.CompletionTime = &now
-		run.Status.Steps = append(run.Status.Steps, v1beta1.StepState{Name: "build", State: v1beta1.StepTerminated, ExitCode: exit(2), Reason: "Error", StartedAt: &now, FinishedAt: &now})
+		run.Status.Steps = append(run.Status.Steps, v1.StepState{Name: "build", State: v1.StepTerminated, ExitCode: exit(2), Reason: "Error", StartedAt: &now, FinishedAt: &now})
 	default:
 		succeeded.Status, succeeded.Reason, succeeded.Message = metav1.ConditionUnknown, "Running", `running step "build" (2 of 2)`
-		run.Status.Steps = append(run.Status.Steps, v1beta1.StepState{Name: "build", State: v1beta1.StepRunning, StartedAt: &now})
+		run.Status.Steps = append(run.Status.Steps, v1.StepState{Name: "build", State: v1.StepRunning, StartedAt: &now})
 	}
 	run.Status.Conditions = []metav1.Condition{succeeded}
 	if err := c.client.Status().Update(ctx, run); err != nil {
@@ -222,7 +222,7 @@ func liveLatencies(b *testing.B, c *cluster, d *dashboard, names []string, perSe
 		<-tick.C
 		name, token := running[i%len(running)], fmt.Sprintf("bench-write-%05d", i)
 		wg.Go(func() {
-			run := &v1beta1.TaskRun{}
+			run := &v1.TaskRun{}
 			if err := c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, run); err != nil {
 				b.Error(err)
 				return

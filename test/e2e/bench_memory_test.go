@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -37,7 +37,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 	// machine: not what this benchmark measures.
 	webhooksOnly := startManager(b, c, "--enable-controller=false", "--serviceaccount-use-check=false")
 	create(b, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: benchServiceAccount}})
-	var taskList []*v1beta1.Task
+	var taskList []*v1.Task
 	for i := range tasks {
 		task := release3Task(fmt.Sprintf("build-%02d", i))
 		create(b, c, task)
@@ -141,7 +141,7 @@ func createFinishedRun(c *cluster, name, node string) error {
 
 // writeFinishedRun creates run (of Task "work", one step), its Pod bound to
 // node, and the final status the controller writes when that step succeeds.
-func writeFinishedRun(c *cluster, run *v1beta1.TaskRun, node string) error {
+func writeFinishedRun(c *cluster, run *v1.TaskRun, node string) error {
 	ctx := context.Background()
 	name := run.Name
 	if err := c.client.Create(ctx, run); err != nil {
@@ -154,10 +154,10 @@ func writeFinishedRun(c *cluster, run *v1beta1.TaskRun, node string) error {
 	}
 	patch := client.MergeFrom(run.DeepCopy())
 	now := metav1.Now()
-	run.Status = v1beta1.TaskRunStatus{PodName: pod.Name, StartTime: &now, CompletionTime: &now,
-		Conditions: []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionTrue,
-			Reason: string(v1beta1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}},
-		Steps: []v1beta1.StepState{{Name: "work", State: v1beta1.StepTerminated, Reason: "Completed",
+	run.Status = v1.TaskRunStatus{PodName: pod.Name, StartTime: &now, CompletionTime: &now,
+		Conditions: []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue,
+			Reason: string(v1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}},
+		Steps: []v1.StepState{{Name: "work", State: v1.StepTerminated, Reason: "Completed",
 			ExitCode: ptr.To[int32](0), StartedAt: &now, FinishedAt: &now}}}
 	if err := c.client.Status().Patch(ctx, run, patch); err != nil {
 		return fmt.Errorf("writing the status of %s: %w", name, err)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -31,12 +31,12 @@ const stepImage = alpineImage
 type stepCostRun struct {
 	name string
 	// object is what is created for one run of task, named name.
-	object func(name string, task *v1beta1.Task) client.Object
+	object func(name string, task *v1.Task) client.Object
 }
 
 var stepCostRuns = []stepCostRun{
 	// (a) minitask: the controller makes the Pod below and reports the run.
-	{"taskrun", func(name string, task *v1beta1.Task) client.Object {
+	{"taskrun", func(name string, task *v1.Task) client.Object {
 		return wrappers.TaskRun(ns, name, task.Name).Obj()
 	}},
 	// (b) the Pod the controller makes, without the controller.
@@ -52,7 +52,7 @@ var stepCostRuns = []stepCostRun{
 }
 
 // stepTask is a Task of n script steps that run `true`.
-func stepTask(n int) *v1beta1.Task {
+func stepTask(n int) *v1.Task {
 	w := wrappers.Task(ns, fmt.Sprintf("steps-%d", n))
 	for i := range n {
 		w.Step(fmt.Sprintf("s%d", i+1), stepImage, "true")
@@ -64,7 +64,7 @@ func stepTask(n int) *v1beta1.Task {
 // for a Task of script steps without results or workspaces
 // (internal/runpod/build.go, containerForStep): the step's image, and
 // its script inside internal/stepscript's wrapper.
-func stepContainers(task *v1beta1.Task) []corev1.Container {
+func stepContainers(task *v1.Task) []corev1.Container {
 	protocol := stepscript.ProtocolFor(task)
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
@@ -88,7 +88,7 @@ func barePod(name string) *corev1.Pod {
 
 // initContainersPod is the controller's Pod for task: every step but the
 // last an init container, the last the container.
-func initContainersPod(name string, task *v1beta1.Task) client.Object {
+func initContainersPod(name string, task *v1.Task) client.Object {
 	pod := barePod(name)
 	containers := stepContainers(task)
 	last := len(containers) - 1
@@ -102,7 +102,7 @@ func initContainersPod(name string, task *v1beta1.Task) client.Object {
 // oneContainerPod runs every step's wrapped command, in order, in one
 // container, stopping at the first that fails: what the steps cost as
 // processes rather than containers.
-func oneContainerPod(name string, task *v1beta1.Task) client.Object {
+func oneContainerPod(name string, task *v1.Task) client.Object {
 	var commands []string
 	for _, c := range stepContainers(task) {
 		commands = append(commands, shellWords(c.Command))
@@ -160,7 +160,7 @@ func chainArgs(busybox string, i, n int) []string {
 // chainedPod runs every step as a regular container, all started at once,
 // each waiting for the one before (chainScript) and then running the
 // step's wrapped command.
-func chainedPod(name string, task *v1beta1.Task) client.Object {
+func chainedPod(name string, task *v1.Task) client.Object {
 	pod := barePod(name)
 	pod.Spec.Volumes = []corev1.Volume{emptyDir("chain")}
 	containers := stepContainers(task)
@@ -182,7 +182,7 @@ const copyContainer = "copy-entrypoint"
 // busybox, standing in for Tekton's entrypoint) into an emptyDir that each
 // step runs its wait from. Each step runs `/steptool exit 0`, a command
 // step (a script needs the image's /bin/sh).
-func chainedCopiedPod(name string, task *v1beta1.Task) client.Object {
+func chainedCopiedPod(name string, task *v1.Task) client.Object {
 	const toolsDir, busybox = "/minitask/tools", "/minitask/tools/busybox"
 	pod := barePod(name)
 	pod.Spec.Volumes = []corev1.Volume{emptyDir("chain"), emptyDir("tools")}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -199,13 +199,13 @@ func watchFinished(b *testing.B, c *cluster) *finishWatch {
 			if o.Status.Phase == corev1.PodSucceeded || o.Status.Phase == corev1.PodFailed {
 				w.seen(o.Name, string(o.Status.Phase))
 			}
-		case *v1beta1.TaskRun:
+		case *v1.TaskRun:
 			if runstate.Finished(o) {
 				w.seen(o.Name, outcome(o))
 			}
 		}
 	}
-	for _, obj := range []client.Object{&corev1.Pod{}, &v1beta1.TaskRun{}} {
+	for _, obj := range []client.Object{&corev1.Pod{}, &v1.TaskRun{}} {
 		informer, err := informers.GetInformer(ctx, obj)
 		if err != nil {
 			b.Fatal(err)
@@ -237,7 +237,7 @@ func (w *finishWatch) seen(name, outcome string) {
 // Succeeded and returns how long that took from just before its creation,
 // in its parts. Then it deletes the object and waits until its Pod is gone,
 // so that the next run has the node to itself.
-func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1beta1.Task, name string) runTimes {
+func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.Task, name string) runTimes {
 	b.Helper()
 	ctx := context.Background()
 	obj := run.object(name, task)
@@ -256,7 +256,7 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1be
 		b.Fatalf("%s (%d steps, %s) did not finish within 3 minutes", name, len(task.Spec.Steps), run.name)
 	}
 	want, podName := string(corev1.PodSucceeded), name
-	if tr, ok := obj.(*v1beta1.TaskRun); ok {
+	if tr, ok := obj.(*v1.TaskRun); ok {
 		want, podName = "True/Succeeded", runstate.PodName(tr)
 	}
 	if end.outcome != want {

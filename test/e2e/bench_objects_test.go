@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -37,10 +37,10 @@ var benchWorkspaces = []string{"source", "cache", "settings", "credentials"}
 
 // release3Task is a three-step build Task: a script step, then two steps
 // that run a command with args in the source workspace.
-func release3Task(name string) *v1beta1.Task {
-	declarations := make([]v1beta1.WorkspaceDeclaration, len(benchWorkspaces))
+func release3Task(name string) *v1.Task {
+	declarations := make([]v1.WorkspaceDeclaration, len(benchWorkspaces))
 	for i, ws := range benchWorkspaces {
-		declarations[i] = v1beta1.WorkspaceDeclaration{Name: ws, Description: "the " + ws + " of the build"}
+		declarations[i] = v1.WorkspaceDeclaration{Name: ws, Description: "the " + ws + " of the build"}
 	}
 	declarations[2].ReadOnly = ptr.To(true)
 	resources := &corev1.ResourceRequirements{
@@ -56,11 +56,11 @@ func release3Task(name string) *v1beta1.Task {
 	}
 	envFrom := []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "build-settings"}}}}
-	step := func(name, image string, command, args []string) v1beta1.Step {
-		return v1beta1.Step{Name: name, Image: image, Command: command, Args: args,
+	step := func(name, image string, command, args []string) v1.Step {
+		return v1.Step{Name: name, Image: image, Command: command, Args: args,
 			WorkingDir: "$(workspaces.source.path)", Env: env, EnvFrom: envFrom, ComputeResources: resources}
 	}
-	checkout := v1beta1.Step{Name: "checkout", Image: "alpine/git:2.45",
+	checkout := v1.Step{Name: "checkout", Image: "alpine/git:2.45",
 		Script: "git clone --depth=1 https://example.com/repo.git \"$(workspaces.source.path)\"\ngit -C \"$(workspaces.source.path)\" checkout \"$REVISION\"",
 		Env:    env[2:]}
 	return wrappers.Task(ns, name).Description("builds and tests a Go module").
@@ -75,17 +75,17 @@ func release3Task(name string) *v1beta1.Task {
 // release3Run is a run of task that binds its four workspaces to a PVC, an
 // emptyDir, a ConfigMap and a Secret, runs as benchServiceAccount on a pool
 // of build nodes, and carries a team's labels.
-func release3Run(name, task string) *v1beta1.TaskRun {
+func release3Run(name, task string) *v1.TaskRun {
 	return wrappers.TaskRun(ns, name, task).
 		Label("team", "platform").Label("pipeline", "nightly").
-		Workspace(v1beta1.WorkspaceBinding{Name: "source",
+		Workspace(v1.WorkspaceBinding{Name: "source",
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "source-" + task}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("2Gi"))}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
+		Workspace(v1.WorkspaceBinding{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("2Gi"))}}).
+		Workspace(v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "build-settings"}}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "credentials", Secret: &corev1.SecretVolumeSource{SecretName: "git-credentials"}}).
+		Workspace(v1.WorkspaceBinding{Name: "credentials", Secret: &corev1.SecretVolumeSource{SecretName: "git-credentials"}}).
 		ServiceAccount(benchServiceAccount).
-		PodTemplate(v1beta1.PodTemplate{
+		PodTemplate(v1.PodTemplate{
 			NodeSelector: map[string]string{"pool": "builds"},
 			Tolerations: []corev1.Toleration{
 				{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "builds", Effect: corev1.TaintEffectNoSchedule},
@@ -106,8 +106,8 @@ func release3Run(name, task string) *v1beta1.TaskRun {
 // mounts every workspace, at /workspace/NAME, from the source the run binds;
 // references to params and workspaces are replaced; the run's
 // ServiceAccount, Pod template and labels are the Pod's.
-func release3Pod(run *v1beta1.TaskRun, task *v1beta1.Task) *corev1.Pod {
-	references := []string{"$(params.revision)", run.Spec.Params[0].Value}
+func release3Pod(run *v1.TaskRun, task *v1.Task) *corev1.Pod {
+	references := []string{"$(params.revision)", run.Spec.Params[0].Value.StringVal}
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
 	for _, ws := range task.Spec.Workspaces {
@@ -145,7 +145,7 @@ func release3Pod(run *v1beta1.TaskRun, task *v1beta1.Task) *corev1.Pod {
 	last := len(containers) - 1
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(run), Namespace: run.Namespace, Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.GroupVersion.String(), Kind: "TaskRun",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1.GroupVersion.String(), Kind: "TaskRun",
 				Name: run.Name, UID: run.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 			InitContainers: containers[:last], Containers: containers[last:], Volumes: volumes,
@@ -159,7 +159,7 @@ func release3Pod(run *v1beta1.TaskRun, task *v1beta1.Task) *corev1.Pod {
 // once every step succeeded: the run, its Pod bound to node (so that the
 // scheduler, which the Pod template's node selector would stop, has nothing
 // to do), and the run's final status with one state a step.
-func createRelease3FinishedRun(c *cluster, name string, task *v1beta1.Task, node string) error {
+func createRelease3FinishedRun(c *cluster, name string, task *v1.Task, node string) error {
 	ctx := context.Background()
 	run := release3Run(name, task.Name)
 	if err := c.client.Create(ctx, run); err != nil {
@@ -172,11 +172,11 @@ func createRelease3FinishedRun(c *cluster, name string, task *v1beta1.Task, node
 	}
 	patch := client.MergeFrom(run.DeepCopy())
 	now := metav1.Now()
-	run.Status = v1beta1.TaskRunStatus{PodName: pod.Name, StartTime: &now, CompletionTime: &now,
-		Conditions: []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionTrue,
-			Reason: string(v1beta1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}}}
+	run.Status = v1.TaskRunStatus{PodName: pod.Name, StartTime: &now, CompletionTime: &now,
+		Conditions: []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue,
+			Reason: string(v1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}}}
 	for _, step := range task.Spec.Steps {
-		run.Status.Steps = append(run.Status.Steps, v1beta1.StepState{Name: step.Name, State: v1beta1.StepTerminated,
+		run.Status.Steps = append(run.Status.Steps, v1.StepState{Name: step.Name, State: v1.StepTerminated,
 			Reason: "Completed", ExitCode: ptr.To[int32](0), StartedAt: &now, FinishedAt: &now})
 	}
 	if err := c.client.Status().Patch(ctx, run, patch); err != nil {

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
 	"github.com/minitask-dev/minitask/internal/testing/cpustat"
@@ -196,7 +196,7 @@ func measureFloor(b *testing.B, c *cluster, clock *runClock, names []string) flo
 
 // floorTask is the Task that the floor's runs and the burst's runs both
 // name: one script step.
-func floorTask() *v1beta1.Task {
+func floorTask() *v1.Task {
 	return wrappers.Task(ns, "work").Step("work", "alpine:3", "true").Obj()
 }
 
@@ -210,7 +210,7 @@ func floorTask() *v1beta1.Task {
 // from the Pod's creation), resultsVolumes and resultsMounts
 // (internal/runpod/volumes.go: none without results) and the controller
 // reference createPod sets (controllers/taskrun_create.go).
-func floorPod(run *v1beta1.TaskRun) *corev1.Pod {
+func floorPod(run *v1.TaskRun) *corev1.Pod {
 	task := floorTask()
 	step := task.Spec.Steps[0]
 	container := runstate.StepContainer(step.Name)
@@ -225,7 +225,7 @@ func floorPod(run *v1beta1.TaskRun) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(run), Namespace: run.Namespace, Labels: labels,
 			Annotations: map[string]string{runstate.AnnotationScriptSteps: scriptSteps},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.GroupVersion.String(), Kind: "TaskRun",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1.GroupVersion.String(), Kind: "TaskRun",
 				Name: run.Name, UID: run.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/cpustat"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -60,7 +60,7 @@ func BenchmarkTTLDeletion(b *testing.B) {
 		if allDeleted == 0 && m.metrics(b).Sum("minitask_taskruns_deleted_total", nil) >= expiredRuns {
 			allDeleted = time.Since(start)
 		}
-		left, err := countLeft(ctx, c, v1beta1.GroupVersion.WithKind("TaskRunList"))
+		left, err := countLeft(ctx, c, v1.GroupVersion.WithKind("TaskRunList"))
 		if err != nil {
 			return err
 		}

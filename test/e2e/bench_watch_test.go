@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -58,11 +58,11 @@ func watchRuns(tb testing.TB, c *cluster) *runClock {
 		}
 	}
 	onRun := func(obj any) {
-		if run, ok := obj.(*v1beta1.TaskRun); ok && runstate.Finished(run) {
+		if run, ok := obj.(*v1.TaskRun); ok && runstate.Finished(run) {
 			rc.firstSeen(rc.finished, run.Name)
 		}
 	}
-	for obj, on := range map[client.Object]func(any){&corev1.Pod{}: onPod, &v1beta1.TaskRun{}: onRun} {
+	for obj, on := range map[client.Object]func(any){&corev1.Pod{}: onPod, &v1.TaskRun{}: onRun} {
 		informer, err := informers.GetInformer(ctx, obj)
 		if err != nil {
 			tb.Fatal(err)

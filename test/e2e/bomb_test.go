@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -45,7 +45,7 @@ func TestParamExpansionBomb(t *testing.T) {
 	}
 
 	deadline := time.Now().Add(2 * time.Minute)
-	var all map[string]*v1beta1.TaskRun
+	var all map[string]*v1.TaskRun
 	for {
 		if peak := peakRSSMB(t, m.cmd.Process.Pid); peak > maxPeakRSSMB {
 			m.kill()

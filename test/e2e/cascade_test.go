@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -38,7 +38,7 @@ func TestCascadeDeletion(t *testing.T) {
 		wrappers.TaskRun(ns, "running", "long").Obj(), wrappers.TaskRun(ns, "done", "short").Obj())
 	waitFinished(t, c, time.Minute, "done")
 	waitFor(t, time.Minute, "TaskRun running to run its step", func(ctx context.Context) error {
-		run := &v1beta1.TaskRun{}
+		run := &v1.TaskRun{}
 		if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "running"}, run); err != nil {
 			return err
 		}
@@ -60,15 +60,15 @@ func TestCascadeDeletion(t *testing.T) {
 		"running": metav1.DeletePropagationBackground,
 		"done":    metav1.DeletePropagationForeground,
 	} {
-		run := &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		run := &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		if err := c.client.Delete(ctx, run, client.PropagationPolicy(policy)); err != nil {
 			t.Fatalf("deleting TaskRun %s (%s): %v", name, policy, err)
 		}
 	}
 	waitFor(t, time.Minute, "the runs and their Pods to be gone", func(ctx context.Context) error {
 		for _, obj := range []client.Object{
-			&v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "running"}},
-			&v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "done"}},
+			&v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "running"}},
+			&v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "done"}},
 			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(runNamed("running"))}},
 			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: runstate.PodName(runNamed("done"))}},
 		} {

@@ -18,10 +18,9 @@ import (
 	"github.com/chromedp/chromedp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -37,12 +36,12 @@ func (dt *dashboardTest) escaping(t *testing.T) {
 	bg := context.Background()
 	create(t, dt.c,
 		wrappers.Task(ns, "xss").Description(payload).
-			Params(v1beta1.ParamSpec{Name: "p", Description: payload, Default: ptr.To(payload)}).
+			Params(v1.ParamSpec{Name: "p", Description: payload, Default: v1.NewStringValue(payload)}).
 			Step("say", "alpine:3", "echo '"+payload+"'").Obj(),
 		wrappers.TaskRun(ns, "xss-1", "xss").Param("p", payload).Obj(),
 		wrappers.TaskRun(ns, "xss-msg", "no-such-task").Obj(),
 	)
-	for what, run := range map[string]*v1beta1.TaskRun{
+	for what, run := range map[string]*v1.TaskRun{
 		"a name":        wrappers.TaskRun(ns, "x", "xss").Obj(),
 		"a label value": wrappers.TaskRun(ns, "xss-label", "xss").Label("l", payload).Obj(),
 	} {
@@ -56,14 +55,14 @@ func (dt *dashboardTest) escaping(t *testing.T) {
 	// A finished run's status is the controller's no more: give it a
 	// message with markup, as a writer of statuses could.
 	waitFor(t, time.Minute, "xss-msg to wait for its Task", func(ctx context.Context) error {
-		run := &v1beta1.TaskRun{}
+		run := &v1.TaskRun{}
 		if err := dt.c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "xss-msg"}, run); err != nil {
 			return err
 		}
 		if !runstate.WaitingForTask(run) || runstate.Succeeded(run) == nil {
 			return fmt.Errorf("it is %s", runstate.Summary(run))
 		}
-		run.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionFalse,
+		run.Status.Conditions = []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionFalse,
 			Reason: "Failed", Message: payload, LastTransitionTime: metav1.Now()}}
 		return dt.c.client.Status().Update(ctx, run)
 	})
@@ -167,7 +166,7 @@ func (dt *dashboardTest) foreignPosts(t *testing.T) {
 	if code := eval[int](t, ctx, `fetch("/runs/default/long-2/cancel", {method: "POST"}).then(r => r.status)`); code != http.StatusForbidden {
 		t.Errorf("a same-origin POST without the token: %d, want 403", code)
 	}
-	run := &v1beta1.TaskRun{}
+	run := &v1.TaskRun{}
 	if err := dt.c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "long-2"}, run); err != nil {
 		t.Fatal(err)
 	}

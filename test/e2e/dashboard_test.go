@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -75,7 +75,7 @@ type transition struct {
 // (runstate.Summary) and, as "step NAME Running", each step's start.
 func (dt *dashboardTest) watchRun(t *testing.T, ctx context.Context, name string) func() []transition {
 	t.Helper()
-	wi, err := dt.watcher.Watch(ctx, &v1beta1.TaskRunList{}, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
+	wi, err := dt.watcher.Watch(ctx, &v1.TaskRunList{}, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
 	if err != nil {
 		t.Fatalf("watching TaskRun %s: %v", name, err)
 	}
@@ -92,14 +92,14 @@ func (dt *dashboardTest) watchRun(t *testing.T, ctx context.Context, name string
 		defer wi.Stop()
 		for ev := range wi.ResultChan() {
 			at := time.Now()
-			run, ok := ev.Object.(*v1beta1.TaskRun)
+			run, ok := ev.Object.(*v1.TaskRun)
 			if !ok || ev.Type == watch.Deleted {
 				continue
 			}
 			mu.Lock()
 			note(runstate.Summary(run), at)
 			for _, s := range run.Status.Steps {
-				if s.State == v1beta1.StepRunning {
+				if s.State == v1.StepRunning {
 					note("step "+s.Name+" Running", at)
 				}
 			}
@@ -276,7 +276,7 @@ func (dt *dashboardTest) stepLogsLive(t *testing.T) {
 	screenshot(t, ctx, dt.shots, "run")
 }
 
-// converted, beside v1beta1.
+// converted, beside v1.
 func (dt *dashboardTest) v1alpha1YAML(t *testing.T) {
 	ctx := tab(t, dt.browser)
 	do(t, ctx, chromedp.Navigate(dt.d.url+"/runs/default/long-1/yaml"), chromedp.WaitVisible(chromedp.ID("yaml-0")))

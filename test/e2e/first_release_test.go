@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
-	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -185,7 +185,7 @@ func (r *rehearsal) checkFirstReleaseRuns() {
 	// The running run was tracked through the Pod the first release made,
 	// whose only container the controller reports as it is named.
 	steps := got[runRunning].Status.Steps
-	if len(steps) != 1 || steps[0].Name != "wait" || steps[0].State != v1beta1.StepTerminated || ptr.Deref(steps[0].ExitCode, -1) != 0 {
+	if len(steps) != 1 || steps[0].Name != "wait" || steps[0].State != v1.StepTerminated || ptr.Deref(steps[0].ExitCode, -1) != 0 {
 		t.Errorf("steps of TaskRun %s = %+v, want step wait Terminated with exit code 0", runRunning, steps)
 	}
 }

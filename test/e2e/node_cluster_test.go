@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
@@ -124,7 +124,7 @@ func checkNothingLeft(t *testing.T, state string, netns []string) {
 
 // stepLog returns what step (its container in the run's current Pod) wrote,
 // through the Pod logs API: the kubelet's files, read by the API server.
-func stepLog(t *testing.T, c *cluster, run *v1beta1.TaskRun, step string) string {
+func stepLog(t *testing.T, c *cluster, run *v1.TaskRun, step string) string {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(c.config)
 	if err != nil {
@@ -150,7 +150,7 @@ func stepLog(t *testing.T, c *cluster, run *v1beta1.TaskRun, step string) string
 }
 
 // runPod returns the run's current Pod.
-func runPod(t *testing.T, c *cluster, run *v1beta1.TaskRun) *corev1.Pod {
+func runPod(t *testing.T, c *cluster, run *v1.TaskRun) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
 	name := run.Status.PodName

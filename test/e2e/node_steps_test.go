@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -31,10 +31,10 @@ const podConfigTimeout = 20 * time.Second
 type nodeCase struct {
 	// before are created first: ConfigMaps, Secrets, volumes, the Task.
 	before []client.Object
-	run    *v1beta1.TaskRun
+	run    *v1.TaskRun
 	// during, if set, runs while the run goes on (it may wait for it).
 	during func(t *testing.T, c *cluster)
-	check  func(t *testing.T, c *cluster, run *v1beta1.TaskRun)
+	check  func(t *testing.T, c *cluster, run *v1.TaskRun)
 }
 
 // TestNodeSteps runs, on one real node and all at once, runs whose steps
@@ -86,14 +86,14 @@ func TestNodeSteps(t *testing.T) {
 // each after the one before had finished, and the file was handed on.
 func orderAndWorkspace() nodeCase {
 	task := wrappers.Task(ns, "order").Workspace("shared").Steps(
-		v1beta1.Step{Name: "one", Image: alpineImage, Script: `echo one >> "$(workspaces.shared.path)/order"`},
-		v1beta1.Step{Name: "two", Image: alpineImage, Script: `sleep 1; echo two >> "$(workspaces.shared.path)/order"`},
-		v1beta1.Step{Name: "three", Image: alpineImage, Script: `echo three >> "$(workspaces.shared.path)/order"; cat "$(workspaces.shared.path)/order"`},
+		v1.Step{Name: "one", Image: alpineImage, Script: `echo one >> "$(workspaces.shared.path)/order"`},
+		v1.Step{Name: "two", Image: alpineImage, Script: `sleep 1; echo two >> "$(workspaces.shared.path)/order"`},
+		v1.Step{Name: "three", Image: alpineImage, Script: `echo three >> "$(workspaces.shared.path)/order"; cat "$(workspaces.shared.path)/order"`},
 	).Obj()
 	return nodeCase{
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "order-and-workspace", task.Name).Obj(),
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "True/Succeeded")
 			if got, want := stepLog(t, c, run, "three"), "one\ntwo\nthree\n"; got != want {
 				t.Errorf("the file the steps appended to reads %q, want %q", got, want)
@@ -118,14 +118,14 @@ func orderAndWorkspace() nodeCase {
 // firstFailureStops: the second of three steps exits 7; the third never runs.
 func firstFailureStops() nodeCase {
 	task := wrappers.Task(ns, "stops").Steps(
-		v1beta1.Step{Name: "before", Image: alpineImage, Script: "echo before"},
-		v1beta1.Step{Name: "fails", Image: alpineImage, Script: "echo failing; exit 7"},
-		v1beta1.Step{Name: "after", Image: alpineImage, Script: "echo after"},
+		v1.Step{Name: "before", Image: alpineImage, Script: "echo before"},
+		v1.Step{Name: "fails", Image: alpineImage, Script: "echo failing; exit 7"},
+		v1.Step{Name: "after", Image: alpineImage, Script: "echo after"},
 	).Obj()
 	return nodeCase{
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "first-failure-stops", task.Name).Obj(),
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "False/StepFailed")
 			wantMessage(t, run, `step "fails" exited with code 7`)
 			if got := stepLog(t, c, run, "fails"); got != "failing\n" {
@@ -146,25 +146,25 @@ func firstFailureStops() nodeCase {
 // onError: continue; the run succeeds with the results and the code.
 func resultsAndOnError() nodeCase {
 	task := wrappers.Task(ns, "results").Results("digest", "summary").Steps(
-		v1beta1.Step{Name: "build", Image: alpineImage,
+		v1.Step{Name: "build", Image: alpineImage,
 			Script: `printf 'sha256:0123' > "$(results.digest.path)"; printf 'first' > "$(results.summary.path)"`},
-		v1beta1.Step{Name: "lint", Image: alpineImage, OnError: v1beta1.OnErrorContinue, Script: "echo linting; exit 3"},
-		v1beta1.Step{Name: "report", Image: alpineImage, Script: `printf '3 warnings\nand a "quote"' > "$(results.summary.path)"; exit 42`},
+		v1.Step{Name: "lint", Image: alpineImage, OnError: v1.OnErrorContinue, Script: "echo linting; exit 3"},
+		v1.Step{Name: "report", Image: alpineImage, Script: `printf '3 warnings\nand a "quote"' > "$(results.summary.path)"; exit 42`},
 	).Obj()
-	task.Spec.Steps[2].OnError = v1beta1.OnErrorContinue
+	task.Spec.Steps[2].OnError = v1.OnErrorContinue
 	return nodeCase{
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "results-and-onerror", task.Name).Obj(),
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "True/Succeeded")
-			want := []v1beta1.RunResult{
+			want := []v1.RunResult{
 				{Name: "digest", Value: ptr.To("sha256:0123")},
 				{Name: "summary", Value: ptr.To("3 warnings\nand a \"quote\"")},
 			}
 			if diff := cmp.Diff(want, run.Status.Results); diff != "" {
 				t.Errorf("status.results (-want +got):\n%s", diff)
 			}
-			wantSteps := []stepEnd{{"build", 0, "Completed"}, {"lint", 3, v1beta1.StepReasonContinued}, {"report", 42, v1beta1.StepReasonContinued}}
+			wantSteps := []stepEnd{{"build", 0, "Completed"}, {"lint", 3, v1.StepReasonContinued}, {"report", 42, v1.StepReasonContinued}}
 			if diff := cmp.Diff(wantSteps, stepEnds(run)); diff != "" {
 				t.Errorf("how the steps ended (-want +got):\n%s", diff)
 			}
@@ -175,15 +175,15 @@ func resultsAndOnError() nodeCase {
 // shellLessCommand: command steps in an image with no shell at all.
 func shellLessCommand() nodeCase {
 	task := wrappers.Task(ns, "no-shell-commands").Workspace("w").Steps(
-		v1beta1.Step{Name: "write", Image: noShellImage,
+		v1.Step{Name: "write", Image: noShellImage,
 			Command: []string{"/steptool", "write", "$(workspaces.w.path)/note", "written without a shell"}},
-		v1beta1.Step{Name: "read", Image: noShellImage, Command: []string{"/steptool"},
+		v1.Step{Name: "read", Image: noShellImage, Command: []string{"/steptool"},
 			Args: []string{"cat", "$(workspaces.w.path)/note"}},
 	).Obj()
 	return nodeCase{
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "shell-less-command", task.Name).Obj(),
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "True/Succeeded")
 			if got, want := stepLog(t, c, run, "read"), "written without a shell\n"; got != want {
 				t.Errorf("step read logged %q, want %q", got, want)
@@ -196,12 +196,12 @@ func shellLessCommand() nodeCase {
 // once, saying so.
 func scriptWithoutShell() nodeCase {
 	task := wrappers.Task(ns, "script-no-shell").Steps(
-		v1beta1.Step{Name: "script", Image: noShellImage, Script: "echo never"},
+		v1.Step{Name: "script", Image: noShellImage, Script: "echo never"},
 	).Obj()
 	return nodeCase{
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "script-without-shell", task.Name).Obj(),
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "False/StepFailed")
 			if msg := conditionMessage(run); !strings.Contains(msg, `step "script"`) || !strings.Contains(msg, "no shell") {
 				t.Errorf("the message is %q; want one that names step \"script\" and says its image has no shell", msg)
@@ -217,13 +217,13 @@ func scriptWithoutShell() nodeCase {
 // by the kernel, and the run says so.
 func outOfMemory() nodeCase {
 	task := wrappers.Task(ns, "oom").Steps(
-		v1beta1.Step{Name: "hog", Image: noShellImage, Command: []string{"/steptool", "alloc", "512"},
+		v1.Step{Name: "hog", Image: noShellImage, Command: []string{"/steptool", "alloc", "512"},
 			ComputeResources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}},
 	).Obj()
 	return nodeCase{
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "oom", task.Name).Obj(),
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "False/StepFailed")
 			if msg := conditionMessage(run); !strings.Contains(msg, "OOMKilled") {
 				t.Errorf("the message is %q; want one naming OOMKilled", msg)
@@ -244,21 +244,21 @@ func volumeWorkspaces(hostDir string) nodeCase {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}, Data: map[string]string{"greeting": "hello from a ConfigMap"}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "credentials", Namespace: ns}, StringData: map[string]string{"token": "s3cr3t"}}
 	task := wrappers.Task(ns, "volumes").Workspace("settings").Workspace("credentials").Workspace("output").Steps(
-		v1beta1.Step{Name: "use", Image: alpineImage, Script: `set -e
+		v1.Step{Name: "use", Image: alpineImage, Script: `set -e
 cat "$(workspaces.settings.path)/greeting" > "$(workspaces.output.path)/greeting"
 echo >> "$(workspaces.output.path)/greeting"
 wc -c < "$(workspaces.credentials.path)/token" > "$(workspaces.output.path)/token-length"
 echo done`},
 	).Obj()
 	run := wrappers.TaskRun(ns, "volume-workspaces", task.Name).
-		Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "credentials", Secret: &corev1.SecretVolumeSource{SecretName: secret.Name}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "output", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}).
+		Workspace(v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}).
+		Workspace(v1.WorkspaceBinding{Name: "credentials", Secret: &corev1.SecretVolumeSource{SecretName: secret.Name}}).
+		Workspace(v1.WorkspaceBinding{Name: "output", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}).
 		Obj()
 	return nodeCase{
 		before: []client.Object{pv, pvc, cm, secret, task},
 		run:    run,
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "True/Succeeded")
 			for file, want := range map[string]string{"greeting": "hello from a ConfigMap\n", "token-length": "6\n"} {
 				got, err := os.ReadFile(filepath.Join(dir, file))
@@ -274,7 +274,7 @@ echo done`},
 // ServiceAccount.
 func serviceAccountToken(name string, named bool) nodeCase {
 	task := wrappers.Task(ns, name).Steps(
-		v1beta1.Step{Name: "look", Image: alpineImage,
+		v1.Step{Name: "look", Image: alpineImage,
 			Script: `if [ -f /var/run/secrets/kubernetes.io/serviceaccount/token ]; then echo token; else echo none; fi`},
 	).Obj()
 	run := wrappers.TaskRun(ns, name, task.Name)
@@ -289,7 +289,7 @@ func serviceAccountToken(name string, named bool) nodeCase {
 	return nodeCase{
 		before: before,
 		run:    run.Obj(),
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "True/Succeeded")
 			if got := stepLog(t, c, run, "look"); got != want {
 				t.Errorf("the step saw %q where a token would be, want %q", got, want)
@@ -308,7 +308,7 @@ func lateConfigMap() nodeCase {
 		run:    run,
 		during: func(t *testing.T, c *cluster) {
 			waitFor(t, podConfigTimeout, "the Pending message to name the missing ConfigMap", func(ctx context.Context) error {
-				got := &v1beta1.TaskRun{}
+				got := &v1.TaskRun{}
 				if err := c.client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
 					return err
 				}
@@ -319,7 +319,7 @@ func lateConfigMap() nodeCase {
 			})
 			create(t, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: ns}, Data: map[string]string{"value": "arrived late"}})
 		},
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "True/Succeeded")
 			if got := stepLog(t, c, run, "read"); got != "arrived late" {
 				t.Errorf("step read logged %q, want %q", got, "arrived late")
@@ -335,7 +335,7 @@ func missingConfigMap() nodeCase {
 	return nodeCase{
 		before: []client.Object{task},
 		run:    run,
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "False/PodConfigFailed")
 			if msg := conditionMessage(run); !strings.Contains(msg, `"never"`) {
 				t.Errorf("the message is %q; want one naming ConfigMap \"never\"", msg)
@@ -349,12 +349,12 @@ func missingConfigMap() nodeCase {
 
 // configMapRun is a run named name whose one step prints the key value of
 // the ConfigMap configMap, bound as a workspace, and its Task.
-func configMapRun(name, configMap string) (*v1beta1.Task, *v1beta1.TaskRun) {
+func configMapRun(name, configMap string) (*v1.Task, *v1.TaskRun) {
 	task := wrappers.Task(ns, name).Workspace("config").Steps(
-		v1beta1.Step{Name: "read", Image: alpineImage, Script: `cat "$(workspaces.config.path)/value"`},
+		v1.Step{Name: "read", Image: alpineImage, Script: `cat "$(workspaces.config.path)/value"`},
 	).Obj()
 	run := wrappers.TaskRun(ns, name, task.Name).
-		Workspace(v1beta1.WorkspaceBinding{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}).
+		Workspace(v1.WorkspaceBinding{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}).
 		Obj()
 	return task, run
 }
@@ -365,19 +365,19 @@ func configMapRun(name, configMap string) (*v1beta1.Task, *v1beta1.TaskRun) {
 func retryAfterRealFailure(hostDir string) nodeCase {
 	pv, pvc := hostPathClaim("retry-state", filepath.Join(hostDir, "retry"))
 	task := wrappers.Task(ns, "flaky-once").Workspace("state").Steps(
-		v1beta1.Step{Name: "try", Image: alpineImage, Script: `m="$(workspaces.state.path)/tried"
+		v1.Step{Name: "try", Image: alpineImage, Script: `m="$(workspaces.state.path)/tried"
 if [ -f "$m" ]; then echo second attempt; exit 0; fi
 touch "$m"; echo first attempt; exit 1`},
 	).Obj()
 	run := wrappers.TaskRun(ns, "retry-real-failure", task.Name).
-		Workspace(v1beta1.WorkspaceBinding{Name: "state", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}).
+		Workspace(v1.WorkspaceBinding{Name: "state", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}).
 		Obj()
 	run.Spec.Retries = ptr.To[int32](1)
-	run.Spec.RetryOn = []v1beta1.RetryReason{v1beta1.RetryOnStepFailed}
+	run.Spec.RetryOn = []v1.RetryReason{v1.RetryOnStepFailed}
 	return nodeCase{
 		before: []client.Object{pv, pvc, task},
 		run:    run,
-		check: func(t *testing.T, c *cluster, run *v1beta1.TaskRun) {
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
 			wantOutcome(t, run, "True/Succeeded")
 			if len(run.Status.Attempts) != 1 {
 				t.Fatalf("status.attempts: %+v, want the one failed attempt", run.Status.Attempts)
@@ -420,7 +420,7 @@ func hostPathClaim(name, dir string) (*corev1.PersistentVolume, *corev1.Persiste
 }
 
 // wantOutcome fails the test unless the run ended status/reason.
-func wantOutcome(t *testing.T, run *v1beta1.TaskRun, want string) {
+func wantOutcome(t *testing.T, run *v1.TaskRun, want string) {
 	t.Helper()
 	if got := outcome(run); got != want {
 		t.Fatalf("TaskRun %s ended %s (%q), want %s", run.Name, got, conditionMessage(run), want)
@@ -428,7 +428,7 @@ func wantOutcome(t *testing.T, run *v1beta1.TaskRun, want string) {
 }
 
 // wantMessage fails the test unless the run's condition says want.
-func wantMessage(t *testing.T, run *v1beta1.TaskRun, want string) {
+func wantMessage(t *testing.T, run *v1.TaskRun, want string) {
 	t.Helper()
 	if got := conditionMessage(run); got != want {
 		t.Errorf("TaskRun %s's message is %q, want %q", run.Name, got, want)
@@ -436,7 +436,7 @@ func wantMessage(t *testing.T, run *v1beta1.TaskRun, want string) {
 }
 
 // finishedIn is how long the run took, from its creation to its end.
-func finishedIn(run *v1beta1.TaskRun) time.Duration {
+func finishedIn(run *v1.TaskRun) time.Duration {
 	if run.Status.CompletionTime == nil {
 		return 0
 	}

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -32,7 +32,7 @@ func TestNodeStopping(t *testing.T) {
 	t.Run("timeout-kills-the-step", func(t *testing.T) {
 		t.Parallel()
 		task := wrappers.Task(ns, "sleeper").Steps(
-			v1beta1.Step{Name: "sleep", Image: alpineImage, Script: "echo started; sleep 600"}).Obj()
+			v1.Step{Name: "sleep", Image: alpineImage, Script: "echo started; sleep 600"}).Obj()
 		run := wrappers.TaskRun(ns, "timeout", task.Name).Timeout(10 * time.Second).Obj()
 		create(t, c, task, run)
 		got := waitFinished(t, c, 2*time.Minute, run.Name)[run.Name]
@@ -64,7 +64,7 @@ func TestNodeStopping(t *testing.T) {
 	t.Run("cancel-keeps-logs", func(t *testing.T) {
 		t.Parallel()
 		task := wrappers.Task(ns, "cancellable").Steps(
-			v1beta1.Step{Name: "work", Image: alpineImage, Script: "echo before cancel; sleep 600"}).Obj()
+			v1.Step{Name: "work", Image: alpineImage, Script: "echo before cancel; sleep 600"}).Obj()
 		run := wrappers.TaskRun(ns, "cancelled", task.Name).Obj()
 		create(t, c, task, run)
 		waitLogged(t, c, run, "work", "before cancel")
@@ -81,7 +81,7 @@ func TestNodeStopping(t *testing.T) {
 		// A shell runs a trap once the command in the foreground returns:
 		// a script that waits on a background job takes the signal at once.
 		task := wrappers.Task(ns, "trapping").Steps(
-			v1beta1.Step{Name: "work", Image: alpineImage,
+			v1.Step{Name: "work", Image: alpineImage,
 				Script: "trap 'echo trapped TERM; exit 0' TERM\necho waiting\nsleep 600 &\nwait"}).Obj()
 		run := wrappers.TaskRun(ns, "trapped", task.Name).Obj()
 		create(t, c, task, run)
@@ -95,7 +95,7 @@ func TestNodeStopping(t *testing.T) {
 	t.Run("logs-follow-a-running-step", func(t *testing.T) {
 		t.Parallel()
 		task := wrappers.Task(ns, "ticker").Steps(
-			v1beta1.Step{Name: "tick", Image: alpineImage, Script: "for i in 1 2 3 4 5 6; do echo tick $i; sleep 1; done"}).Obj()
+			v1.Step{Name: "tick", Image: alpineImage, Script: "for i in 1 2 3 4 5 6; do echo tick $i; sleep 1; done"}).Obj()
 		run := wrappers.TaskRun(ns, "followed", task.Name).Obj()
 		create(t, c, task, run)
 		lines := followLogs(t, c, run.Name)
@@ -118,14 +118,14 @@ func TestNodeStopping(t *testing.T) {
 		restricted := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "restricted",
 			Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
 		task := wrappers.Task(restricted.Name, "as-whom").Workspace("w").Steps(
-			v1beta1.Step{Name: "write", Image: alpineImage, Script: `id -u; echo written > "$(workspaces.w.path)/f"`},
-			v1beta1.Step{Name: "read", Image: alpineImage, Script: `id -u; cat "$(workspaces.w.path)/f"`},
+			v1.Step{Name: "write", Image: alpineImage, Script: `id -u; echo written > "$(workspaces.w.path)/f"`},
+			v1.Step{Name: "read", Image: alpineImage, Script: `id -u; cat "$(workspaces.w.path)/f"`},
 		).Obj()
 		run := wrappers.TaskRun(restricted.Name, "alpine-restricted", task.Name).Obj()
 		create(t, c, restricted, task, run)
-		var got *v1beta1.TaskRun
+		var got *v1.TaskRun
 		waitFor(t, 2*time.Minute, "the restricted run to finish", func(ctx context.Context) error {
-			got = &v1beta1.TaskRun{}
+			got = &v1.TaskRun{}
 			if err := c.client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
 				return err
 			}
@@ -144,8 +144,8 @@ func TestNodeStopping(t *testing.T) {
 	// run, then started again.
 	t.Run("controller-restart", func(t *testing.T) {
 		task := wrappers.Task(ns, "long").Steps(
-			v1beta1.Step{Name: "first", Image: alpineImage, Script: "echo first; sleep 8"},
-			v1beta1.Step{Name: "second", Image: alpineImage, Script: "echo second"}).Obj()
+			v1.Step{Name: "first", Image: alpineImage, Script: "echo first; sleep 8"},
+			v1.Step{Name: "second", Image: alpineImage, Script: "echo second"}).Obj()
 		names := []string{"restart-a", "restart-b", "restart-c"}
 		create(t, c, task)
 		for _, n := range names {
@@ -157,7 +157,7 @@ func TestNodeStopping(t *testing.T) {
 				return err
 			}
 			for _, n := range names {
-				if r := all[n]; r == nil || runstate.Succeeded(r) == nil || runstate.Succeeded(r).Reason != string(v1beta1.ReasonRunning) {
+				if r := all[n]; r == nil || runstate.Succeeded(r) == nil || runstate.Succeeded(r).Reason != string(v1.ReasonRunning) {
 					return fmt.Errorf("TaskRun %s is %s", n, describe(r))
 				}
 			}
@@ -184,10 +184,10 @@ func TestNodeStopping(t *testing.T) {
 }
 
 // waitLogged waits until step of run has logged a line holding text.
-func waitLogged(t *testing.T, c *cluster, run *v1beta1.TaskRun, step, text string) {
+func waitLogged(t *testing.T, c *cluster, run *v1.TaskRun, step, text string) {
 	t.Helper()
 	waitFor(t, time.Minute, fmt.Sprintf("step %q of %s to log %q", step, run.Name, text), func(ctx context.Context) error {
-		cur := &v1beta1.TaskRun{}
+		cur := &v1.TaskRun{}
 		if err := c.client.Get(ctx, client.ObjectKeyFromObject(run), cur); err != nil {
 			return err
 		}

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -28,8 +30,8 @@ import (
 
 // runNamed is a v1beta1 TaskRun in ns with only its name, for runstate's
 // names (runstate.PodName) of a run the test has not at hand.
-func runNamed(name string) *v1beta1.TaskRun {
-	return &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+func runNamed(name string) *v1.TaskRun {
+	return &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 }
 
 // create creates objs in order, failing the test on the first error.
@@ -60,8 +62,24 @@ func waitFor(t testing.TB, timeout time.Duration, what string, check func(ctx co
 
 // outcome is a run's condition as status/reason, e.g. True/Succeeded, for
 // messages and comparisons.
-func outcome(run *v1beta1.TaskRun) string {
-	cond := runstate.Succeeded(run)
+func outcome(run *v1.TaskRun) string {
+	return conditionOutcome(runstate.Succeeded(run))
+}
+
+// betaOutcome is outcome of a run read through v1beta1, deprecated but
+// still served, as tests of its clients read runs.
+func betaOutcome(run *v1beta1.TaskRun) string {
+	return conditionOutcome(meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded))
+}
+
+// betaFinished reports whether a run read through v1beta1 has finished.
+func betaFinished(run *v1beta1.TaskRun) bool {
+	cond := meta.FindStatusCondition(run.Status.Conditions, v1beta1.ConditionSucceeded)
+	return cond != nil && cond.Status != metav1.ConditionUnknown
+}
+
+// conditionOutcome is a Succeeded condition as status/reason.
+func conditionOutcome(cond *metav1.Condition) string {
 	if cond == nil {
 		return "(no condition)"
 	}
@@ -69,12 +87,12 @@ func outcome(run *v1beta1.TaskRun) string {
 }
 
 // runs returns the v1beta1 TaskRuns in ns by name.
-func runs(ctx context.Context, c *cluster) (map[string]*v1beta1.TaskRun, error) {
-	var list v1beta1.TaskRunList
+func runs(ctx context.Context, c *cluster) (map[string]*v1.TaskRun, error) {
+	var list v1.TaskRunList
 	if err := c.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, fmt.Errorf("listing v1beta1 TaskRuns: %w", err)
 	}
-	byName := make(map[string]*v1beta1.TaskRun, len(list.Items))
+	byName := make(map[string]*v1.TaskRun, len(list.Items))
 	for i := range list.Items {
 		byName[list.Items[i].Name] = &list.Items[i]
 	}
@@ -82,9 +100,9 @@ func runs(ctx context.Context, c *cluster) (map[string]*v1beta1.TaskRun, error) 
 }
 
 // waitFinished waits until the named runs have finished and returns them.
-func waitFinished(t testing.TB, c *cluster, timeout time.Duration, names ...string) map[string]*v1beta1.TaskRun {
+func waitFinished(t testing.TB, c *cluster, timeout time.Duration, names ...string) map[string]*v1.TaskRun {
 	t.Helper()
-	var got map[string]*v1beta1.TaskRun
+	var got map[string]*v1.TaskRun
 	waitFor(t, timeout, fmt.Sprintf("%d TaskRuns to finish", len(names)), func(ctx context.Context) error {
 		all, err := runs(ctx, c)
 		if err != nil {
@@ -105,7 +123,7 @@ func waitFinished(t testing.TB, c *cluster, timeout time.Duration, names ...stri
 	return got
 }
 
-func describe(run *v1beta1.TaskRun) string {
+func describe(run *v1.TaskRun) string {
 	if run == nil {
 		return "not found"
 	}

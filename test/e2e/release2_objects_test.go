@@ -126,7 +126,7 @@ func (r *rehearsal) checkFinishedOutcomes(before views, outcomes map[string]stri
 	got := map[string]string{}
 	for name := range outcomes {
 		if !inFlight[name] {
-			got[name] = outcome(before.betaRuns[name])
+			got[name] = betaOutcome(before.betaRuns[name])
 		}
 	}
 	want := maps.Clone(outcomes)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -81,17 +82,17 @@ func r3Dependencies() []client.Object {
 // the Pod), envFrom and computeResources. Its last step sleeps
 // $(params.pause) seconds.
 func r3BuildTask() *v1beta1.Task {
-	return wrappers.Task(ns, r3Task).Description("Clones and builds the shop").
+	return wrappers.V1beta1Task(wrappers.Task(ns, r3Task).Description("Clones and builds the shop").
 		ParamDefault("repo", "https://example.com/shop.git").
 		ParamDefault("pause", "1").
 		Workspaces(
-			v1beta1.WorkspaceDeclaration{Name: "source", Description: "The checked-out repository", MountPath: "/workspace/src", ReadOnly: ptr.To(false)},
-			v1beta1.WorkspaceDeclaration{Name: "cache", Description: "Build outputs kept between runs"},
-			v1beta1.WorkspaceDeclaration{Name: "settings", ReadOnly: ptr.To(true)},
-			v1beta1.WorkspaceDeclaration{Name: "creds", MountPath: "/etc/creds", ReadOnly: ptr.To(true)},
+			v1.WorkspaceDeclaration{Name: "source", Description: "The checked-out repository", MountPath: "/workspace/src", ReadOnly: ptr.To(false)},
+			v1.WorkspaceDeclaration{Name: "cache", Description: "Build outputs kept between runs"},
+			v1.WorkspaceDeclaration{Name: "settings", ReadOnly: ptr.To(true)},
+			v1.WorkspaceDeclaration{Name: "creds", MountPath: "/etc/creds", ReadOnly: ptr.To(true)},
 		).
 		Steps(
-			v1beta1.Step{
+			v1.Step{
 				Name: "fetch", Image: "alpine/git:2.47", Script: `git clone "$REPO" .`,
 				WorkingDir: "$(workspaces.source.path)",
 				Env: []corev1.EnvVar{
@@ -109,7 +110,7 @@ func r3BuildTask() *v1beta1.Task {
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
 				},
 			},
-			v1beta1.Step{
+			v1.Step{
 				Name: "compile", Image: "golang:1.26",
 				Command:    []string{"go"},
 				Args:       []string{"build", "-o", "$(workspaces.cache.path)/shop", "./..."},
@@ -127,9 +128,9 @@ func r3BuildTask() *v1beta1.Task {
 			},
 			// The local cluster reads how long a step runs from its script's
 			// text, so the pause is pasted in: a number, from this test.
-			v1beta1.Step{Name: "wait", Image: "alpine:3", Script: "sleep $(params.pause)",
+			v1.Step{Name: "wait", Image: "alpine:3", Script: "sleep $(params.pause)",
 				Env: []corev1.EnvVar{{Name: "PAUSE", Value: "$(params.pause)"}}},
-		).Obj()
+		).Obj())
 }
 
 // r3BuildRun is a run of r3BuildTask with every field release 3 added to
@@ -137,18 +138,18 @@ func r3BuildTask() *v1beta1.Task {
 // template with all six of its fields, each set so that the local cluster
 // still admits and schedules the Pod. pause is how long its last step sleeps.
 func r3BuildRun(name string, pause int) *v1beta1.TaskRun {
-	return wrappers.TaskRun(ns, name, r3Task).Param("pause", fmt.Sprint(pause)).Timeout(10*time.Minute).
+	return wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, name, r3Task).Param("pause", fmt.Sprint(pause)).Timeout(10*time.Minute).
 		Label("team", "shop").
-		Workspace(v1beta1.WorkspaceBinding{Name: "source", EmptyDir: &corev1.EmptyDirVolumeSource{
+		Workspace(v1.WorkspaceBinding{Name: "source", EmptyDir: &corev1.EmptyDirVolumeSource{
 			Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("256Mi"))}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "cache", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: r3Cache}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
+		Workspace(v1.WorkspaceBinding{Name: "cache", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: r3Cache}}).
+		Workspace(v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: r3Settings},
 			Items:                []corev1.KeyToPath{{Key: "GOFLAGS", Path: "goflags"}}}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{
+		Workspace(v1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{
 			SecretName: r3Creds, DefaultMode: ptr.To[int32](0o400)}}).
 		ServiceAccount(r3Account).
-		PodTemplate(v1beta1.PodTemplate{
+		PodTemplate(v1.PodTemplate{
 			NodeSelector: map[string]string{corev1.LabelOSStable: "linux"},
 			Tolerations: []corev1.Toleration{{
 				Key: "example.com/builds", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
@@ -163,5 +164,5 @@ func r3BuildRun(name string, pause int) *v1beta1.TaskRun {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			ImagePullSecrets:  []corev1.LocalObjectReference{{Name: r3PullCreds}},
 			PriorityClassName: r3Priority,
-		}).Obj()
+		}).Obj())
 }

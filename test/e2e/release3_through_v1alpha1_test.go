@@ -65,7 +65,7 @@ func (r *rehearsal) writeRelease3FieldsThroughV1alpha1() {
 			return err
 		}
 		if s := run.Status.Steps; len(s) != 3 || s[2].State != v1beta1.StepRunning {
-			return fmt.Errorf("%s, steps %+v", outcome(run), s)
+			return fmt.Errorf("%s, steps %+v", betaOutcome(run), s)
 		}
 		return nil
 	})

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
-	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 )
 
@@ -108,7 +107,7 @@ func (r *v1Rehearsal) report(what string) {
 	}
 	outcomes := map[string]int{}
 	for _, run := range all.betaRuns {
-		outcomes[outcome(run)]++
+		outcomes[betaOutcome(run)]++
 	}
 	r.t.Logf("%s rehearsal report:\n  written, by version: %v\n  TaskRuns by outcome: %v\n  checked: %d objects through v1alpha1 and v1beta1 "+
 		"(listed and read one by one), %d object reads through v1; %d Pods, one per run that needs one\n  etcd: %v; storedVersions of both CRDs: [%s]\n  %s",
@@ -138,7 +137,7 @@ func (r *v1Rehearsal) checkNotRewritten(before views, when string) {
 		}
 	}
 	for name, run := range before.betaRuns {
-		if !runstate.Finished(run) {
+		if !betaFinished(run) {
 			continue
 		}
 		if now.betaRuns[name] == nil || now.betaRuns[name].ResourceVersion != run.ResourceVersion {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -27,21 +27,21 @@ import (
 //   - a script that exits 2 under the default onError fails the run,
 //     naming the step and its code.
 func checkResultsAndOnError(t *testing.T, c *cluster) {
-	results := []v1beta1.ResultDeclaration{
+	results := []v1.ResultDeclaration{
 		{Name: "digest", Description: "the image's digest"},
 		{Name: "summary", Description: "what the build found"},
 	}
 	build := wrappers.Task(ns, "build-and-report").Steps(
-		v1beta1.Step{Name: "build", Image: "alpine:3",
+		v1.Step{Name: "build", Image: "alpine:3",
 			Script: "echo building\nresult digest sha256:0123abcd\nresult summary 'no findings yet'"},
-		v1beta1.Step{Name: "lint", Image: "alpine:3", OnError: v1beta1.OnErrorContinue,
+		v1.Step{Name: "lint", Image: "alpine:3", OnError: v1.OnErrorContinue,
 			Script: "echo linting\nexit 3"},
-		v1beta1.Step{Name: "report", Image: "alpine:3",
+		v1.Step{Name: "report", Image: "alpine:3",
 			Script: "result summary \"3 lint warnings\""},
 	).Obj()
 	build.Spec.Results = results
 	check := wrappers.Task(ns, "check-and-fail").Steps(
-		v1beta1.Step{Name: "check", Image: "alpine:3", Script: "result digest none\nexit 2"},
+		v1.Step{Name: "check", Image: "alpine:3", Script: "result digest none\nexit 2"},
 	).Obj()
 	check.Spec.Results = results
 	create(t, c, build, check,
@@ -53,14 +53,14 @@ func checkResultsAndOnError(t *testing.T, c *cluster) {
 		t.Errorf("TaskRun reported ended %s (%q), want True/Succeeded: onError: continue lets lint's code 3 pass",
 			outcome(reported), conditionMessage(reported))
 	}
-	wantResults := []v1beta1.RunResult{
+	wantResults := []v1.RunResult{
 		{Name: "digest", Value: ptr.To("sha256:0123abcd")},
 		{Name: "summary", Value: ptr.To("3 lint warnings")},
 	}
 	if diff := cmp.Diff(wantResults, reported.Status.Results); diff != "" {
 		t.Errorf("TaskRun reported: status.results (-want +got):\n%s", diff)
 	}
-	wantSteps := []stepEnd{{"build", 0, "Completed"}, {"lint", 3, v1beta1.StepReasonContinued}, {"report", 0, "Completed"}}
+	wantSteps := []stepEnd{{"build", 0, "Completed"}, {"lint", 3, v1.StepReasonContinued}, {"report", 0, "Completed"}}
 	if diff := cmp.Diff(wantSteps, stepEnds(reported)); diff != "" {
 		t.Errorf("TaskRun reported: how its steps ended (-want +got):\n%s", diff)
 	}
@@ -83,7 +83,7 @@ type stepEnd struct {
 }
 
 // stepEnds returns how each of run's steps ended; -1 for no exit code.
-func stepEnds(run *v1beta1.TaskRun) []stepEnd {
+func stepEnds(run *v1.TaskRun) []stepEnd {
 	ends := make([]stepEnd, len(run.Status.Steps))
 	for i, s := range run.Status.Steps {
 		ends[i] = stepEnd{s.Name, ptr.Deref(s.ExitCode, -1), s.Reason}
@@ -93,7 +93,7 @@ func stepEnds(run *v1beta1.TaskRun) []stepEnd {
 
 // conditionMessage is the message of run's Succeeded condition, for
 // messages and comparisons.
-func conditionMessage(run *v1beta1.TaskRun) string {
+func conditionMessage(run *v1.TaskRun) string {
 	if cond := runstate.Succeeded(run); cond != nil {
 		return cond.Message
 	}

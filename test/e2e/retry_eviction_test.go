@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -85,7 +86,7 @@ func checkRetryAfterEviction(t *testing.T, c *cluster) {
 
 // checkEvictedAttempt checks that run's status.attempts holds one attempt:
 // podName's, failed with PodFailed for its eviction, with its times.
-func checkEvictedAttempt(t *testing.T, run *v1beta1.TaskRun, podName string) {
+func checkEvictedAttempt(t *testing.T, run *v1.TaskRun, podName string) {
 	t.Helper()
 	if len(run.Status.Attempts) != 1 {
 		t.Fatalf("TaskRun %s: status.attempts %+v, want one", run.Name, run.Status.Attempts)

@@ -40,9 +40,9 @@ const (
 // params, one of them with no default, that its steps use; its second step
 // sleeps $(params.pause) seconds.
 func greetTask(name string) *v1beta1.Task {
-	task := wrappers.Task(ns, name).
+	task := wrappers.V1beta1Task(wrappers.Task(ns, name).
 		Step("say", "alpine:3", `echo "$(params.greeting), $(params.name)!"`).
-		Step("wait", "alpine:3", "sleep $(params.pause)").Obj()
+		Step("wait", "alpine:3", "sleep $(params.pause)").Obj())
 	task.Spec.Description = "Greets someone"
 	task.Spec.Params = []v1beta1.ParamSpec{
 		{Name: "greeting", Description: "What to say", Default: ptr.To("hello")},
@@ -72,7 +72,7 @@ func (r *rehearsal) writeV1beta1ObjectsThroughV1alpha1() {
 			return err
 		}
 		if s := run.Status.Steps; len(s) != 2 || s[1].State != v1beta1.StepRunning {
-			return fmt.Errorf("%s, steps %+v", outcome(run), s)
+			return fmt.Errorf("%s, steps %+v", betaOutcome(run), s)
 		}
 		return nil
 	})

@@ -189,9 +189,9 @@ func (r *rehearsal) compareViewsKept(before, now views, inFlight map[string]bool
 		want, got := before.betaRuns[name].DeepCopy(), now.betaRuns[name]
 		if got != nil && inFlight[name] {
 			s := got.Status
-			if outcome(got) != "True/Succeeded" || s.StartTime == nil || s.CompletionTime == nil || s.PodName == "" {
+			if betaOutcome(got) != "True/Succeeded" || s.StartTime == nil || s.CompletionTime == nil || s.PodName == "" {
 				t.Errorf("v1beta1 TaskRun %s %s: %s, podName %q, startTime %v, completionTime %v: want True/Succeeded and all three",
-					name, when, outcome(got), s.PodName, s.StartTime, s.CompletionTime)
+					name, when, betaOutcome(got), s.PodName, s.StartTime, s.CompletionTime)
 			}
 			// What the run's progress writes; the rest must stay.
 			want.Status.Conditions, want.Status.CompletionTime, want.Status.Steps = s.Conditions, s.CompletionTime, s.Steps

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -47,7 +47,7 @@ func TestWorkspaceSample(t *testing.T) {
 		}
 	}
 	create(t, c, wrappers.TaskRun(ns, workspaceBoundRun, workspaceTask).
-		Workspace(v1beta1.WorkspaceBinding{Name: workspaceName, EmptyDir: &corev1.EmptyDirVolumeSource{}}).Obj())
+		Workspace(v1.WorkspaceBinding{Name: workspaceName, EmptyDir: &corev1.EmptyDirVolumeSource{}}).Obj())
 
 	got := waitFinished(t, c, time.Minute, workspaceSampleRun, workspaceBoundRun)
 	for _, name := range []string{workspaceSampleRun, workspaceBoundRun} {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/params"
 	"github.com/minitask-dev/minitask/internal/release6"
@@ -171,7 +172,7 @@ func validateResults(task *v1beta1.Task) field.ErrorList {
 				"and step %q runs a command or its image's entrypoint; add a script step after it", task.Spec.Steps[last].Name)))
 	}
 	for i, ws := range task.Spec.Workspaces {
-		mountPath := runstate.WorkspaceMountPath(ws)
+		mountPath := runstate.WorkspaceMountPath(v1.WorkspaceDeclaration(ws))
 		if clean := path.Clean(mountPath); clean == runstate.ResultsDir || strings.HasPrefix(clean, runstate.ResultsDir+"/") {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "workspaces").Index(i).Child("mountPath"), mountPath,
 				fmt.Sprintf("the Task declares results (spec.results), whose files every step finds in %s; mount workspace %q elsewhere", runstate.ResultsDir, ws.Name)))

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -60,9 +60,9 @@ func (h *Harness) StartManager(t testing.TB, setup func(ctrl.Manager) error, opt
 }
 
 // TaskRun reads a TaskRun through the API server.
-func (h *Harness) TaskRun(t testing.TB, name string) *v1beta1.TaskRun {
+func (h *Harness) TaskRun(t testing.TB, name string) *v1.TaskRun {
 	t.Helper()
-	run := &v1beta1.TaskRun{}
+	run := &v1.TaskRun{}
 	if err := h.Env.Client.Get(context.Background(), h.Key(name), run); err != nil {
 		t.Fatalf("getting TaskRun %s: %v", name, err)
 	}
@@ -72,7 +72,7 @@ func (h *Harness) TaskRun(t testing.TB, name string) *v1beta1.TaskRun {
 // TaskRunNames lists the names of the TaskRuns in the harness's namespace.
 func (h *Harness) TaskRunNames(t testing.TB) []string {
 	t.Helper()
-	var list v1beta1.TaskRunList
+	var list v1.TaskRunList
 	if err := h.Env.Client.List(context.Background(), &list, client.InNamespace(h.NS)); err != nil {
 		t.Fatalf("listing TaskRuns: %v", err)
 	}
@@ -85,25 +85,25 @@ func (h *Harness) TaskRunNames(t testing.TB) []string {
 
 // UpdateTaskRun changes a TaskRun's spec or metadata through the API
 // server, retrying on conflicts.
-func (h *Harness) UpdateTaskRun(t testing.TB, name string, change func(*v1beta1.TaskRun)) {
+func (h *Harness) UpdateTaskRun(t testing.TB, name string, change func(*v1.TaskRun)) {
 	t.Helper()
 	h.updateTaskRun(t, name, change, h.Env.Client.Update)
 }
 
 // UpdateTaskRunStatus changes a TaskRun's status through the status
 // subresource, as the controller would, retrying on conflicts.
-func (h *Harness) UpdateTaskRunStatus(t testing.TB, name string, change func(*v1beta1.TaskRun)) {
+func (h *Harness) UpdateTaskRunStatus(t testing.TB, name string, change func(*v1.TaskRun)) {
 	t.Helper()
 	h.updateTaskRun(t, name, change, func(ctx context.Context, obj client.Object, _ ...client.UpdateOption) error {
 		return h.Env.Client.Status().Update(ctx, obj)
 	})
 }
 
-func (h *Harness) updateTaskRun(t testing.TB, name string, change func(*v1beta1.TaskRun),
+func (h *Harness) updateTaskRun(t testing.TB, name string, change func(*v1.TaskRun),
 	update func(context.Context, client.Object, ...client.UpdateOption) error) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		run := &v1beta1.TaskRun{}
+		run := &v1.TaskRun{}
 		if err := h.Env.Client.Get(context.Background(), h.Key(name), run); err != nil {
 			return err
 		}
