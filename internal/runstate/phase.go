@@ -3,8 +3,8 @@ package runstate
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/apis/v1alpha1"
 )
 
 // This file is the one place where a v1alpha1 phase and the v1beta1 Succeeded

@@ -44,6 +44,12 @@ func checkSamples(t *testing.T, c *cluster) {
 		"flaky-run":          {"False/StepFailed", map[string][]string{"build": {"building"}, "test": {"testing"}}},
 		"greet-cancelled":    {"False/TaskRunCancelled", nil},
 		"count-words-run":    {"True/Succeeded", map[string][]string{"count": {"4 words"}}},
+		// v1's typed params: one argument per item of the array, its
+		// space kept inside the item, and an object's keys.
+		"list-files-run": {"True/Succeeded", map[string][]string{
+			"list": {"file: main.go\nfile: notes for review.txt\n"},
+			"show": {"image: example.org/shop:1.2"},
+		}},
 		// A real Go toolchain (the golang:1.26 stand-in) built what the
 		// fetch step wrote into the workspace.
 		"build-from-source-run": {"True/Succeeded", map[string][]string{

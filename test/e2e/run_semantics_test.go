@@ -11,7 +11,8 @@ import (
 // retried and succeeds (retry_eviction_test.go), a run with a time to live
 // is deleted with its Pod when it has passed (ttl_test.go), and kwok's
 // stages end script steps as the controller's wrapper does, so that results
-// and onError: continue work end to end (results_test.go). The three share
+// and onError: continue work end to end (results_test.go), and so do v1's
+// typed params, applied from the samples (typed_params_test.go). The four share
 // the cluster and run at once; the test runs beside the upgrade rehearsals,
 // since most of it is the garbage collector's wait (cascade_test.go).
 func TestRunSemantics(t *testing.T) {
@@ -27,6 +28,10 @@ func TestRunSemantics(t *testing.T) {
 	t.Run("results and onError", func(t *testing.T) {
 		t.Parallel()
 		checkResultsAndOnError(t, c)
+	})
+	t.Run("typed params", func(t *testing.T) {
+		t.Parallel()
+		checkTypedParams(t, c)
 	})
 	t.Run("time to live", func(t *testing.T) {
 		t.Parallel()
