@@ -35,8 +35,8 @@ func TestWebhookOutage(t *testing.T) {
 	m := startManager(t, c)
 
 	legacy := wrappers.V1alpha1Task(ns, "legacy").Step("run", "alpine:3", "echo legacy").Obj()
-	create(t, c, wrappers.Task(ns, "hello").Step("say", "alpine:3", "echo hello").Obj(), legacy,
-		wrappers.TaskRun(ns, "hello-1", "hello").Obj(), wrappers.V1alpha1TaskRun(ns, "legacy-1", "legacy").Obj())
+	create(t, c, wrappers.V1beta1Task(wrappers.Task(ns, "hello").Step("say", "alpine:3", "echo hello").Obj()), legacy,
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, "hello-1", "hello").Obj()), wrappers.V1alpha1TaskRun(ns, "legacy-1", "legacy").Obj())
 	waitFinished(t, c, time.Minute, "hello-1", "legacy-1")
 	checkStorageMigrated(t, c, currentStorage)
 	tasksBefore, runsBefore := listV1beta1(t, c)
@@ -69,7 +69,7 @@ func TestWebhookOutage(t *testing.T) {
 		write    func() error
 	}{
 		"creating a v1beta1 TaskRun": {[]string{"conversion webhook"}, func() error {
-			return c.client.Create(ctx, wrappers.TaskRun(ns, "unconverted", "hello").Obj())
+			return c.client.Create(ctx, wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, "unconverted", "hello").Obj()))
 		}},
 		"labelling a v1beta1 TaskRun": {[]string{"conversion webhook"}, func() error {
 			return c.client.Patch(ctx, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello-1"}}, label)
@@ -119,8 +119,8 @@ func TestWebhookOutage(t *testing.T) {
 	checkV1alpha1Lists(t, c, tasks, runs)
 
 	m.start()
-	create(t, c, wrappers.Task(ns, "checked").Step("say", "alpine:3", "echo hi").Obj(),
-		wrappers.TaskRun(ns, "after-outage", "hello").Obj())
+	create(t, c, wrappers.V1beta1Task(wrappers.Task(ns, "checked").Step("say", "alpine:3", "echo hi").Obj()),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, "after-outage", "hello").Obj()))
 
 	// Everything reads again, in every version, exactly as it was (nothing
 	// was written during the outage); a run created then is executed.

@@ -79,23 +79,23 @@ func (r *rehearsal) createRelease2Objects() views {
 	build := wrappers.V1alpha1Task(ns, "r2a-build").Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...").Obj()
 	build.Labels = map[string]string{"team": "shop"}
 	create(t, r.c, greetTask("r2-greet"),
-		wrappers.Task(ns, "r2-flaky").Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...\nexit 3").Obj(),
+		wrappers.V1beta1Task(wrappers.Task(ns, "r2-flaky").Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...\nexit 3").Obj()),
 		build,
 		wrappers.V1alpha1Task(ns, "r2a-sleepy").Step("wait", "alpine:3", fmt.Sprintf("sleep %d", release2RunningSeconds)).Obj(),
 		wrappers.V1alpha1Task(ns, "r2a-long").Step("wait", "alpine:3", "sleep 600").Obj())
 
-	running := wrappers.TaskRun(ns, r2Running, "r2-greet").Param("name", "ron").Param("pause", fmt.Sprint(release2RunningSeconds)).Obj()
+	running := wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r2Running, "r2-greet").Param("name", "ron").Param("pause", fmt.Sprint(release2RunningSeconds)).Obj())
 	running.Labels = map[string]string{"team": "shop"}
 	stopped := wrappers.V1alpha1TaskRun(ns, r2aStopped, "r2a-long").Obj()
 	stopped.Annotations = map[string]string{"note": "stopped by a v1alpha1 client"}
 	create(t, r.c,
-		wrappers.TaskRun(ns, r2Succeeded, "r2-greet").Param("name", "ann").Param("greeting", "hi").Timeout(10*time.Minute).Obj(),
-		wrappers.TaskRun(ns, r2Failed, "r2-flaky").Obj(),
-		wrappers.TaskRun(ns, r2TimedOut, "r2-greet").Param("name", "tim").Param("pause", "600").Timeout(2*time.Second).Obj(),
-		wrappers.TaskRun(ns, r2Cancelled, "r2-greet").Param("name", "cat").Param("pause", "600").Cancelled().Obj(),
-		wrappers.TaskRun(ns, r2Invalid, "r2-greet").Obj(),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r2Succeeded, "r2-greet").Param("name", "ann").Param("greeting", "hi").Timeout(10*time.Minute).Obj()),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r2Failed, "r2-flaky").Obj()),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r2TimedOut, "r2-greet").Param("name", "tim").Param("pause", "600").Timeout(2*time.Second).Obj()),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r2Cancelled, "r2-greet").Param("name", "cat").Param("pause", "600").Cancelled().Obj()),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r2Invalid, "r2-greet").Obj()),
 		running,
-		wrappers.TaskRun(ns, r2Waiting, r2LaterTask).Timeout(30*time.Minute).Obj(),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r2Waiting, r2LaterTask).Timeout(30*time.Minute).Obj()),
 		wrappers.V1alpha1TaskRun(ns, r2aSucceeded, "r2a-build").Obj(),
 		wrappers.V1alpha1TaskRun(ns, r2aFailed, "r2-flaky").Obj(),
 		wrappers.V1alpha1TaskRun(ns, r2aRunning, "r2a-sleepy").Obj(),
@@ -111,7 +111,7 @@ func (r *rehearsal) createRelease2Objects() views {
 	// Release 2's controller stops; its webhooks serve on, so that runs
 	// are written through both versions that no controller has seen.
 	r.stopController()
-	create(t, r.c, wrappers.TaskRun(ns, r2New, "r2-greet").Param("name", "nia").Obj(), wrappers.V1alpha1TaskRun(ns, r2aNew, "r2a-build").Obj())
+	create(t, r.c, wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r2New, "r2-greet").Param("name", "nia").Obj()), wrappers.V1alpha1TaskRun(ns, r2aNew, "r2a-build").Obj())
 
 	before := r.readViews()
 	r.checkFinishedOutcomes(before, release2Outcomes, release2InFlight, "release 2")
@@ -172,7 +172,7 @@ func (r *rehearsal) waitReason(want map[string]v1beta1.TaskRunReason) {
 // (checkViewsKept), the runs in flight at the upgrade having finished.
 func (r *rehearsal) checkRelease2Objects(before views, inFlight map[string]bool) {
 	t := r.t
-	create(t, r.c, wrappers.Task(ns, r2LaterTask).Step("say", "alpine:3", "echo later").Obj())
+	create(t, r.c, wrappers.V1beta1Task(wrappers.Task(ns, r2LaterTask).Step("say", "alpine:3", "echo later").Obj()))
 	r.checkRunsFinished(release2Outcomes, 2*release2RunningSeconds*time.Second, "of release 2, after the upgrade")
 	waitFinished(t, r.c, 2*runningSeconds*time.Second, slices.Collect(maps.Keys(inFlight))...)
 	r.checkViewsKept(before, inFlight, "after the upgrade from release 2")

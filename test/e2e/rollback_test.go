@@ -125,8 +125,8 @@ func (r *v1Rehearsal) createRelease5Objects() views {
 	r.apply(clientSide, greetTask(r5Greet), build, wrappers.V1alpha1TaskRun(ns, r5aDone, r5aBuild).Obj())
 	r.createObjects(
 		v1GreetRun(v1Running, v1Greet, "val", release5RunningSeconds, "30m"),
-		wrappers.TaskRun(ns, r5Running, r5Greet).Param("name", "rae").Param("pause", fmt.Sprint(release5RunningSeconds)).Timeout(30*time.Minute).Obj())
-	r.apply(serverSide, wrappers.TaskRun(ns, r5Done, r5Greet).Param("name", "dee").TimeoutText("10m").Obj())
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r5Running, r5Greet).Param("name", "rae").Param("pause", fmt.Sprint(release5RunningSeconds)).Timeout(30*time.Minute).Obj()))
+	r.apply(serverSide, wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r5Done, r5Greet).Param("name", "dee").TimeoutText("10m").Obj()))
 
 	waitFinished(t, r.c, time.Minute, v1Done, r5Done, r5aDone)
 	r.waitRunning(r5Running, r5aRunning, v1Running)

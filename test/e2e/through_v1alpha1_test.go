@@ -60,9 +60,9 @@ func greetTask(name string) *v1beta1.Task {
 func (r *rehearsal) writeV1beta1ObjectsThroughV1alpha1() {
 	t := r.t
 	create(t, r.c, greetTask("greet"),
-		wrappers.TaskRun(ns, runAlice, "greet").Param("name", "alice").Param("greeting", "hi").Timeout(10*time.Minute).Obj(),
-		wrappers.TaskRun(ns, runBob, "greet").Param("name", "bob").Param("pause", "600").Timeout(5*time.Minute).Cancelled().Obj(),
-		wrappers.TaskRun(ns, runCarol, "greet").Param("name", "carol").Param("pause", "600").Timeout(10*time.Minute).Obj())
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, runAlice, "greet").Param("name", "alice").Param("greeting", "hi").Timeout(10*time.Minute).Obj()),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, runBob, "greet").Param("name", "bob").Param("pause", "600").Timeout(5*time.Minute).Cancelled().Obj()),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, runCarol, "greet").Param("name", "carol").Param("pause", "600").Timeout(10*time.Minute).Obj()))
 	// Bob was cancelled before his run had a Pod.
 	r.wantPods[runAlice], r.wantPods[runCarol] = []string{runstate.PodName(runNamed(runAlice))}, []string{runstate.PodName(runNamed(runCarol))}
 	waitFinished(t, r.c, time.Minute, runAlice, runBob)

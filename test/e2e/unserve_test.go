@@ -111,8 +111,8 @@ func (u *unserving) writeThroughV1alpha1() {
 	u.kubectl("apply", "-f", u.manifestFile("csa.yaml",
 		alphaManifest(csa, csa.Spec), alphaManifest(wrappers.V1alpha1TaskRun(ns, csaRun, csaTask).Obj(), v1alpha1.TaskRunSpec{TaskRef: csaTask})))
 
-	create(t, u.c, greetTask(greetTaskName), wrappers.Task(ns, controlTask).Step("say", "alpine:3", "echo control").Obj(),
-		wrappers.TaskRun(ns, stoppedRun, greetTaskName).Param("name", "stan").Param("pause", "600").Obj())
+	create(t, u.c, greetTask(greetTaskName), wrappers.V1beta1Task(wrappers.Task(ns, controlTask).Step("say", "alpine:3", "echo control").Obj()),
+		wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, stoppedRun, greetTaskName).Param("name", "stan").Param("pause", "600").Obj()))
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"written-through":"v1alpha1"}}}`))
 	if err := u.c.client.Patch(ctx, &v1alpha1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: greetTaskName}}, label); err != nil {
 		t.Fatalf("labelling Task %s through v1alpha1: %v", greetTaskName, err)
@@ -120,7 +120,7 @@ func (u *unserving) writeThroughV1alpha1() {
 	u.waitReason(map[string]v1beta1.TaskRunReason{stoppedRun: v1beta1.ReasonRunning})
 	u.failThroughV1alpha1(stoppedRun)
 	waitFinished(t, u.c, time.Minute, ssaRun, csaRun)
-	create(t, u.c, wrappers.TaskRun(ns, runAcross, greetTaskName).Param("name", "ada").Param("pause", "20").Obj())
+	create(t, u.c, wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, runAcross, greetTaskName).Param("name", "ada").Param("pause", "20").Obj()))
 
 	u.named = u.v1alpha1ManagedFields()
 	want := map[string][]string{"Task": {ssaTask, csaTask, greetTaskName}, "TaskRun": {ssaRun, csaRun, stoppedRun}}
