@@ -24,13 +24,15 @@ import (
 // built from git history (frozen_release_test.go); Tasks and runs written
 // through both versions it served by each kind of writer
 // (release4_objects_test.go), runs in flight, and manifests a user saved of
-// them; then release 5's CRDs and real manager, as it shipped (the upgrade
-// from release 5 to the current tree is TestUpgradeFromRelease5's). Every run in flight must finish
+// them; then release 5's CRDs and real manager, as it shipped. Every run in flight must finish
 // once through the Pod it had, every object read the same through
 // v1alpha1 and v1beta1 and as its v1beta1 view through v1, keep its
 // managedFields, and be stored as v1beta1 still; the saved manifests must
 // apply again, changing nothing. Then objects are written through v1
-// (v1_objects_test.go), and what only release 6 can run is refused.
+// (v1_objects_test.go), and what only release 6 can run is refused. Last,
+// the train's next step: the current tree, release 6, which must move
+// everything to v1 with every object reading as before through every
+// version, managedFields kept (4 → 5 → 6).
 func TestUpgradeFromRelease4(t *testing.T) {
 	t.Parallel()
 	r := newV1Rehearsal(t, "upgrade-4", release4, release5)
@@ -69,7 +71,21 @@ func TestUpgradeFromRelease4(t *testing.T) {
 	r.checkPods()
 	r.checkStorageMigrated(frozenStorage)
 	r.lap("objects through v1")
-	r.report("release 4 → 5")
+
+	// On to release 6, as the train goes: everything release 4 and 5
+	// wrote moves to v1 and reads as before, through every version.
+	underRelease5 := r.readViews()
+	r.upgradeToCurrent(underRelease5, nil)
+	r.checkStorageMigrated(currentStorage)
+	r.checkViewsKept(underRelease5, nil, "after the upgrade from release 5 to release 6, listed")
+	r.compareViewsKept(underRelease5, r.getViews(), nil, "after the upgrade from release 5 to release 6, read one by one")
+	r.checkManagedFieldsKept(underRelease5, nil, "after the upgrade from release 5 to release 6")
+	r.checkWritten("after the upgrade from release 5 to release 6")
+	r.checkV1Views("after the upgrade from release 5 to release 6")
+	r.checkManagerLog("after the upgrade from release 5 to release 6")
+	r.checkPods()
+	r.lap("upgrade to release 6")
+	r.report("release 4 → 5 → 6")
 }
 
 // v1Rehearsal carries what the rehearsals of releases 5 and 6 share: the

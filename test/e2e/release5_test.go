@@ -75,8 +75,11 @@ func TestUpgradeFromRelease5(t *testing.T) {
 // migration must move every object back to v1beta1 and trim storedVersions
 // to [v1beta1]; the runs in flight must finish once; every object must read
 // through every version as before, managedFields kept (release 5 serves
-// v1: no entry is dropped). Rolled forward, the current release must move
-// them to v1 again, every object reading as before.
+// v1: no entry is dropped). A run that only release 6 can run (an array
+// param), written under release 6 but never started, must wait Pending under
+// release 5, its message naming release 6, with no Pod
+// (release6_typed_test.go). Rolled forward, the current release must move
+// them to v1 again, every object reading as before, and run that run.
 func TestRollbackToRelease5(t *testing.T) {
 	t.Parallel()
 	r := newV1Rehearsal(t, "rollback-5", release5)
@@ -86,12 +89,14 @@ func TestRollbackToRelease5(t *testing.T) {
 	r.upgradeToCurrent(views{}, nil)
 	r.lap("install release 6")
 	before := r.createRelease5Objects()
+	r.createRelease6Only()
 	r.checkV1Views("under release 6")
 	r.checkStorageMigrated(currentStorage)
 	r.lap("release 6")
 
 	r.installRelease(release5, before, release5InFlight, r.runningPods(r5Running, r5aRunning, v1Running)...)
 	r.checkRelease5CRDs()
+	r.checkRelease6OnlyWaits()
 	r.lap("rollback to release 5")
 	r.checkRunsFinished(release5Outcomes, 2*release5RunningSeconds*time.Second, "after the rollback to release 5")
 	r.checkRunPods(r5Running, r5aRunning, v1Running, v1New)
@@ -110,6 +115,7 @@ func TestRollbackToRelease5(t *testing.T) {
 	r.lap("runs in flight finished")
 
 	r.upgradeToCurrent(r.readViews(), nil)
+	r.checkRelease6OnlyRan()
 	r.checkStorageMigrated(currentStorage)
 	r.checkViewsKept(before, release5InFlight, "after the roll forward to release 6, listed")
 	r.compareViewsKept(before, r.getViews(), release5InFlight, "after the roll forward to release 6, read one by one")
