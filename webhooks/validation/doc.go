@@ -16,10 +16,14 @@ const Path = "/validate-minitask-dev-v1-task"
 // as Task conversion: given a validator but no converter, the builder would
 // insist that Task's other versions implement conversion.Convertible.
 //
+// matchPolicy Equivalent has the API server convert v1alpha1 and v1beta1
+// writes to v1 for it, their conversion annotation restored, so that a
+// Task is judged the same whichever version writes it.
+//
 // The match condition spares the webhook every update that leaves the spec as
 // it is, which TaskValidator would let through anyway (ratcheting): label
 // and finalizer edits, and the storage migration's rewrites. Those then need
 // no webhook call, and keep working while the webhook is down; writes that
 // change a spec still fail closed.
 //
-// +kubebuilder:webhook:path=/validate-minitask-dev-v1-task,mutating=false,failurePolicy=fail,sideEffects=None,groups=minitask.dev,resources=tasks,verbs=create;update,versions=v1,name=vtask-v1.minitask.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+// +kubebuilder:webhook:path=/validate-minitask-dev-v1-task,mutating=false,failurePolicy=fail,sideEffects=None,groups=minitask.dev,resources=tasks,verbs=create;update,versions=v1,matchPolicy=Equivalent,name=vtask-v1.minitask.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`

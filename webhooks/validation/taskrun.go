@@ -54,7 +54,8 @@ type TaskRunValidator struct {
 	// authorizer; the manager's client, whose role grants that.
 	Client client.Client
 	// CheckServiceAccountUse is --serviceaccount-use-check; false admits
-	// every TaskRun.
+	// every ServiceAccount a TaskRun names (its values' sizes are still
+	// checked).
 	CheckServiceAccountUse bool
 }
 

@@ -39,7 +39,7 @@ func TestLongValuesThroughAPIServer(t *testing.T) {
 			run:     wrappers.TaskRun(ns, "long-item", "t").Params(v1.Param{Name: "files", Value: *v1.NewArrayValue("a.go", long)}).Obj(),
 			wantErr: []string{`spec.params[0].value[1]: Too long: may not be more than 65536 bytes`},
 		},
-		"an object's key, in characters of four bytes": {
+		"an object's value, in characters of four bytes": {
 			run: wrappers.TaskRun(ns, "long-key", "t").Params(v1.Param{Name: "s", Value: *v1.NewStringValue("ok")},
 				v1.Param{Name: "image", Value: *v1.NewObjectValue(map[string]string{"repo": wide})}).Obj(),
 			wantErr: []string{`spec.params[1].value[repo]: Too long: may not be more than 65536 bytes`},
