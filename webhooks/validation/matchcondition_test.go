@@ -78,14 +78,8 @@ func typedParams(s, other string) []v1.Param {
 // taskRunCreate is the create of run as the API server hands it to admission.
 func taskRunCreate(t *testing.T, run *v1.TaskRun) *admission.VersionedAttributes {
 	t.Helper()
-	run = run.DeepCopy()
-	run.SetGroupVersionKind(v1.GroupVersion.WithKind("TaskRun"))
-	raw, err := json.Marshal(run)
-	if err != nil {
-		t.Fatal(err)
-	}
 	obj := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &obj.Object); err != nil {
+	if err := json.Unmarshal(taskRunJSON(t, run), &obj.Object); err != nil {
 		t.Fatal(err)
 	}
 	gvk := v1.GroupVersion.WithKind("TaskRun")

@@ -159,12 +159,6 @@ func TestTaskRunReviews(t *testing.T) {
 // webhook at TaskRunPath and returns its response.
 func reviewTaskRunCreate(t *testing.T, mux http.Handler, run *v1.TaskRun, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
 	t.Helper()
-	run = run.DeepCopy()
-	run.SetGroupVersionKind(v1.GroupVersion.WithKind("TaskRun"))
-	raw, err := json.Marshal(run)
-	if err != nil {
-		t.Fatal(err)
-	}
 	req := &admissionv1.AdmissionRequest{
 		UID:       "1",
 		Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1", Kind: "TaskRun"},
@@ -173,9 +167,21 @@ func reviewTaskRunCreate(t *testing.T, mux http.Handler, run *v1.TaskRun, user a
 		Namespace: run.Namespace,
 		Operation: admissionv1.Create,
 		UserInfo:  user,
-		Object:    runtime.RawExtension{Raw: raw},
+		Object:    runtime.RawExtension{Raw: taskRunJSON(t, run)},
 	}
 	return postReview(t, mux, TaskRunPath, req)
+}
+
+// taskRunJSON is run as the API server sends it: with its apiVersion and kind.
+func taskRunJSON(t *testing.T, run *v1.TaskRun) []byte {
+	t.Helper()
+	run = run.DeepCopy()
+	run.SetGroupVersionKind(v1.GroupVersion.WithKind("TaskRun"))
+	raw, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // TestRefusal pins the message a creator without either permission reads.
