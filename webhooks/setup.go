@@ -1,8 +1,10 @@
 // Package webhooks registers every minitask webhook with a manager: conversion
-// for both kinds, validation of Tasks' param references, the check that a
-// TaskRun's creator may use the ServiceAccount it names, the guard of the
-// conversion annotation (webhooks/stashguard) for both kinds, and the
-// refusal of TaskRun condition times Go cannot read (webhooks/conditiontime).
+// for both kinds, validation of Tasks' params and references, the check that
+// a TaskRun's creator may use the ServiceAccount it names and of its params'
+// sizes (at release 6's paths and at release 5's, webhooks/validation), the
+// guard of the conversion annotation (webhooks/stashguard) for both kinds,
+// and the refusal of TaskRun condition times Go cannot read
+// (webhooks/conditiontime).
 package webhooks
 
 import (
@@ -10,7 +12,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/webhooks/conditiontime"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 	"github.com/minitask-dev/minitask/webhooks/stashguard"
@@ -55,22 +57,26 @@ func SetupWithOptions(mgr ctrl.Manager, o Options) error {
 			o.ConversionHandler, conversion.HandlerMinitask, conversion.HandlerControllerRuntime)
 	}
 
-	err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).
+	// The validators are v1's, as the webhook configuration asks: the API
+	// server converts every other version's writes to v1 for them.
+	err := ctrl.NewWebhookManagedBy(mgr, &v1.Task{}).
 		WithConverter(conversion.NewTaskConverter).
 		WithValidator(validation.TaskValidator{}).
 		Complete()
 	if err != nil {
 		return fmt.Errorf("registering the Task webhooks: %w", err)
 	}
-	err = ctrl.NewWebhookManagedBy(mgr, &v1beta1.TaskRun{}).
+	// Registered with the check off too, so that it admits what the
+	// installed webhook configuration still sends it.
+	runs := validation.TaskRunValidator{Client: mgr.GetClient(), CheckServiceAccountUse: o.ServiceAccountUseCheck}
+	err = ctrl.NewWebhookManagedBy(mgr, &v1.TaskRun{}).
 		WithConverter(conversion.NewTaskRunConverter).
-		// Registered with the check off too, so that it admits what the
-		// installed webhook configuration still sends it.
-		WithValidator(validation.TaskRunValidator{Client: mgr.GetClient(), CheckServiceAccountUse: o.ServiceAccountUseCheck}).
+		WithValidator(runs).
 		Complete()
 	if err != nil {
 		return fmt.Errorf("registering the TaskRun webhooks: %w", err)
 	}
+	validation.RegisterRelease5Paths(mgr, runs)
 	if err := stashguard.Register(mgr); err != nil {
 		return fmt.Errorf("registering the conversion annotation's guard: %w", err)
 	}

@@ -42,7 +42,8 @@ func TestSetupWithManagerServesEveryWebhook(t *testing.T) {
 		}
 	}
 	mux := mgr.GetWebhookServer().WebhookMux()
-	for _, path := range []string{"/convert", validation.Path, validation.TaskRunPath, conditiontime.Path} {
+	for _, path := range []string{"/convert", validation.Path, validation.TaskRunPath,
+		validation.Release5Path, validation.Release5TaskRunPath, conditiontime.Path} {
 		if _, pattern := mux.Handler(httptest.NewRequest(http.MethodPost, path, nil)); pattern != path {
 			t.Errorf("%s is not served (matched pattern %q)", path, pattern)
 		}

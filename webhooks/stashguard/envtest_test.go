@@ -44,7 +44,7 @@ func TestThroughAPIServer(t *testing.T) {
 		"writes of issue 15's fields":                           testRunSemanticsWrites,
 		"forged stashes of issue 15's fields are refused":       testForgedRunSemanticsStash,
 		"v1 writes read in every version":                       testV1WritesReadInEveryVersion,
-		"what only release 6 can run is refused":                testRelease6FieldsAreRefused,
+		"what only v1 expresses is accepted, without loss":      testV1OnlyFieldsAreAccepted,
 	} {
 		t.Run(name, test)
 	}

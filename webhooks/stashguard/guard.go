@@ -42,8 +42,6 @@ type guard[H, S any, PH object[H], PS object[S]] struct {
 	toHub func(context.Context, PS, PH) error
 	// fromV1 decodes a v1 object and converts it to its v1beta1 form.
 	fromV1 func(context.Context, []byte) (PH, error)
-	// release6 lists what of a v1beta1 form only release 6 can run.
-	release6 func(context.Context, PH) field.ErrorList
 	// stashed names the fields the stash carries, for messages.
 	stashed string
 }
@@ -61,7 +59,7 @@ func (g *guard[H, S, PH, PS]) Handle(ctx context.Context, req admission.Request)
 	case v1alpha1.GroupVersion.Version:
 		errs = g.judgeSpokeWrite(ctx, req)
 	case v1beta1.GroupVersion.Version:
-		errs = g.judgeHubWrite(ctx, req)
+		errs = g.judgeHubWrite(req)
 	case v1.GroupVersion.Version:
 		errs = g.judgeV1Write(ctx, req)
 	default:
@@ -120,24 +118,13 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		errs = append(errs, g.checkStatusUnchanged(obj, old)...)
 		errs = append(errs, g.checkSize(hub, nil)...)
 	}
-	return append(errs, g.checkRelease6(ctx, hub, oldHub)...)
-}
-
-// checkRelease6 refuses what only release 6 can run, unless the object held
-// it already (old, when not nil): a release 6 object after a rollback to
-// release 5 can still be labelled, cancelled or deleted through any version.
-func (g *guard[H, S, PH, PS]) checkRelease6(ctx context.Context, obj, old PH) field.ErrorList {
-	errs := g.release6(ctx, obj)
-	if len(errs) > 0 && old != nil && len(g.release6(ctx, old)) > 0 {
-		return nil
-	}
 	return errs
 }
 
-// judgeV1Write refuses a v1 write of what only release 6 can run, and one
-// that takes the object's v1alpha1 annotations past the API server's limit.
-// The API server applies v1's own rules; the guard judges its v1beta1
-// form. An object no typed decode takes (a time Go cannot read, stored by
+// judgeV1Write refuses a v1 write that takes the object's v1alpha1
+// annotations past the API server's limit. The API server applies v1's
+// own rules, and webhooks/validation v1's params; the guard judges its
+// v1beta1 form. An object no typed decode takes (a time Go cannot read, stored by
 // release 2) is refused, even a write that keeps it as it is, release 6's
 // storage migration included: conversion would pass its stored v1beta1 form
 // through to v1 as it is, and the API server prune what v1 names otherwise
@@ -154,11 +141,10 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 			old = nil
 		}
 	}
-	errs := g.checkRelease6(ctx, stored, old)
-	if req.SubResource != "status" {
-		errs = append(errs, g.checkSize(stored, old)...)
+	if req.SubResource == "status" {
+		return nil
 	}
-	return errs
+	return g.checkSize(stored, old)
 }
 
 // judgeHubWrite refuses a v1beta1 write that takes the object's v1alpha1
@@ -169,9 +155,9 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 // controller must always be able to record how a run ends.
 //
 // A v1beta1 write that carries a conversion annotation is judged by what
-// the annotation restores: what only release 6 can run is refused, and so
-// is text that no longer parses as the type the annotation gives it.
-func (g *guard[H, S, PH, PS]) judgeHubWrite(ctx context.Context, req admission.Request) field.ErrorList {
+// the annotation restores: text that no longer parses as the type the
+// annotation gives it is refused, never dropped.
+func (g *guard[H, S, PH, PS]) judgeHubWrite(req admission.Request) field.ErrorList {
 	hub := PH(new(H))
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, hub); err != nil {
 		return nil
@@ -183,7 +169,7 @@ func (g *guard[H, S, PH, PS]) judgeHubWrite(ctx context.Context, req admission.R
 			old = nil
 		}
 	}
-	if errs := append(conversion.CheckStashedTypes(hub), g.checkRelease6(ctx, hub, old)...); len(errs) > 0 {
+	if errs := conversion.CheckStashedTypes(hub); len(errs) > 0 {
 		return errs
 	}
 	return g.checkSize(hub, old)

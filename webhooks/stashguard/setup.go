@@ -31,17 +31,14 @@
 package stashguard
 
 import (
-	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/config/crd"
-	"github.com/minitask-dev/minitask/internal/release6"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
@@ -81,9 +78,6 @@ func webhook(h admission.Handler) *admission.Webhook {
 func newTaskGuard(rules *hubRules) *guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task] {
 	return &guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task]{
 		kind: "Task", rules: rules, toHub: conversion.ConvertAlphaTaskToBeta, fromV1: conversion.DecodeV1Task,
-		release6: func(ctx context.Context, task *v1beta1.Task) field.ErrorList {
-			return release6.TaskFields(conversion.V1TaskOf(ctx, task))
-		},
 		stashed: "spec.description, spec.params, spec.workspaces, spec.results and the steps' command, args, workingDir, env, envFrom, computeResources and onError",
 	}
 }
@@ -92,9 +86,6 @@ func newTaskGuard(rules *hubRules) *guard[v1beta1.Task, v1alpha1.Task, *v1beta1.
 func newTaskRunGuard(rules *hubRules) *guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun] {
 	return &guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun]{
 		kind: "TaskRun", rules: rules, toHub: conversion.ConvertAlphaTaskRunToBeta, fromV1: conversion.DecodeV1TaskRun,
-		release6: func(ctx context.Context, run *v1beta1.TaskRun) field.ErrorList {
-			return release6.TaskRunFields(conversion.V1TaskRunOf(ctx, run))
-		},
 		stashed: "spec.params, spec.timeout, spec.status, spec.workspaces, spec.serviceAccountName, spec.podTemplate, spec.retries, spec.retryOn, " +
 			"spec.ttlSecondsAfterFinished, status.conditions, status.steps, status.results and status.attempts",
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
@@ -22,7 +23,8 @@ import (
 
 // TestWebhookThroughAPIServer proves, through a real API server, that the
 // generated ValidatingWebhookConfiguration reaches the webhook and that
-// v1alpha1 requests are judged too, after the API server converts them.
+// v1alpha1 and v1beta1 requests are judged too, after the API server
+// converts them to v1.
 func TestWebhookThroughAPIServer(t *testing.T) {
 	env := testenv.ForTest(t, webhooks.SetupWithManager)
 	// testenv installs the webhook configuration only if it was generated;
@@ -35,6 +37,7 @@ func TestWebhookThroughAPIServer(t *testing.T) {
 	t.Run("create", func(t *testing.T) { testCreate(t, env, ns) })
 	t.Run("update", func(t *testing.T) { testUpdate(t, env, ns) })
 	t.Run("kubectl apply", func(t *testing.T) { testKubectlApply(t, env, ns) })
+	t.Run("typed params", func(t *testing.T) { testTypedParams(t, env, ns) })
 }
 
 func testCreate(t *testing.T, env *testenv.Env, ns string) {
@@ -97,13 +100,13 @@ func testCreate(t *testing.T, env *testenv.Env, ns string) {
 		},
 		"v1beta1 results valid": {
 			task: wrappers.Task(ns, "beta-results").Steps(
-				v1beta1.Step{Name: "tool", Image: "tool", Command: []string{"tool", "--out=$(results.digest.path)"}},
-				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)", OnError: v1beta1.OnErrorContinue}).Results("digest").Obj(),
+				v1.Step{Name: "tool", Image: "tool", Command: []string{"tool", "--out=$(results.digest.path)"}},
+				v1.Step{Name: "report", Image: "alpine:3", Script: "cat $(results.digest.path)", OnError: v1.OnErrorContinue}).Results("digest").Obj(),
 		},
 		"v1beta1 undeclared result and a last step without a script": {
 			task: wrappers.Task(ns, "beta-results-invalid").Steps(
-				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "echo > $(results.digets.path)"},
-				v1beta1.Step{Name: "push", Image: "pusher", Args: []string{"$(results.digest)"}}).Results("digest").Obj(),
+				v1.Step{Name: "report", Image: "alpine:3", Script: "echo > $(results.digets.path)"},
+				v1.Step{Name: "push", Image: "pusher", Args: []string{"$(results.digest)"}}).Results("digest").Obj(),
 			wantErr: []string{
 				`spec.steps[0].script: Invalid value: "$(results.digets.path)": step "report" uses undeclared result "digets"`,
 				`spec.steps[1].args[0]: Invalid value: step "push": malformed result reference "$(results.digest)"`,

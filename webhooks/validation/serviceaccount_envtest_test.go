@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -75,9 +76,10 @@ func TestServiceAccountUseThroughAPIServer(t *testing.T) {
 		"names no ServiceAccount": {
 			user: runCreatorOnly, run: wrappers.TaskRun(ns, "no-sa", "t").Obj(), wantCalls: 0,
 		},
-		// The API server converts a v1alpha1 create to v1beta1 before it
-		// matches the webhook (matchPolicy Equivalent), so a ServiceAccount
-		// written into the conversion annotation by hand is checked too.
+		// The API server converts a v1alpha1 or v1beta1 create to v1 before
+		// it matches the webhook (matchPolicy Equivalent), so a
+		// ServiceAccount written into the conversion annotation by hand is
+		// checked too.
 		"v1alpha1 with a ServiceAccount in the conversion annotation": {
 			user: runCreatorOnly,
 			run: wrappers.V1alpha1TaskRun(ns, "forged", "t").
@@ -89,6 +91,18 @@ func TestServiceAccountUseThroughAPIServer(t *testing.T) {
 			run: wrappers.V1alpha1TaskRun(ns, "alpha-builder", "t").
 				Annotation(conversion.AnnotationConversionData, `{"v1beta1":{"spec":{"serviceAccountName":"builder"}}}`).Obj(),
 			wantCalls: 1,
+		},
+		"v1beta1 may create runs only": {
+			user: runCreatorOnly,
+			run: &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "beta-runs-only"},
+				Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "t"}, ServiceAccountName: "builder"}},
+			wantErr: forbidden(runCreatorOnly, "builder"), wantCalls: 1,
+		},
+		"array and object values, no ServiceAccount": {
+			user: runCreatorOnly, run: wrappers.TaskRun(ns, "typed", "t").Params(
+				v1.Param{Name: "files", Value: *v1.NewArrayValue("a.go", strings.Repeat("x", validation.MaxValueBytes/4))},
+				v1.Param{Name: "image", Value: *v1.NewObjectValue(map[string]string{"repo": "r"})}).Obj(),
+			wantCalls: 0,
 		},
 	}
 	for name, tc := range tests {
@@ -133,7 +147,7 @@ func TestServiceAccountUseCheckOff(t *testing.T) {
 // enough: no update gives a run a ServiceAccount or changes it.
 func testServiceAccountImmutable(t *testing.T, env *testenv.Env, ns string) {
 	ctx := context.Background()
-	for name, run := range map[string]*v1beta1.TaskRun{
+	for name, run := range map[string]*v1.TaskRun{
 		"changed": wrappers.TaskRun(ns, "immutable-changed", "t").ServiceAccount("builder").Obj(),
 		"added":   wrappers.TaskRun(ns, "immutable-added", "t").Obj(),
 	} {

@@ -17,7 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
@@ -39,15 +39,15 @@ func newManager(t *testing.T, s *runtime.Scheme) ctrl.Manager {
 }
 
 // TestPathIsTheBuilders proves Path is what controller-runtime's builder would
-// serve for v1beta1 Task. The builder is given a scheme with v1beta1 alone,
-// where it does not ask for conversion.
+// serve for v1 Task. The builder is given a scheme with v1 alone, where it
+// does not ask for conversion.
 func TestPathIsTheBuilders(t *testing.T) {
 	s := runtime.NewScheme()
-	if err := v1beta1.AddToScheme(s); err != nil {
+	if err := v1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	mgr := newManager(t, s)
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).WithValidator(TaskValidator{}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1.Task{}).WithValidator(TaskValidator{}).Complete(); err != nil {
 		t.Fatalf("building the webhook: %v", err)
 	}
 	if _, pattern := mgr.GetWebhookServer().WebhookMux().Handler(httptest.NewRequest(http.MethodPost, Path, nil)); pattern != Path {
@@ -76,7 +76,7 @@ func TestPathIsTheMarkers(t *testing.T) {
 // and sends it AdmissionReviews as the API server would.
 func TestAdmissionReviews(t *testing.T) {
 	mgr := newManager(t, scheme.New())
-	err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.Task{}).
+	err := ctrl.NewWebhookManagedBy(mgr, &v1.Task{}).
 		WithConverter(conversion.NewTaskConverter).WithValidator(TaskValidator{}).Complete()
 	if err != nil {
 		t.Fatalf("building the webhook: %v", err)
@@ -85,7 +85,7 @@ func TestAdmissionReviews(t *testing.T) {
 
 	tests := map[string]struct {
 		op   admissionv1.Operation
-		task *v1beta1.Task
+		task *v1.Task
 		want *metav1.Status // nil: allowed
 	}{
 		"create valid": {
@@ -132,12 +132,12 @@ func TestAdmissionReviews(t *testing.T) {
 
 // review posts an AdmissionReview for task to the webhook at Path and returns
 // its response. An update's old object is an empty Task, so the spec changes.
-func review(t *testing.T, mux http.Handler, op admissionv1.Operation, task *v1beta1.Task) *admissionv1.AdmissionResponse {
+func review(t *testing.T, mux http.Handler, op admissionv1.Operation, task *v1.Task) *admissionv1.AdmissionResponse {
 	t.Helper()
 	req := &admissionv1.AdmissionRequest{
 		UID:       "1",
-		Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1beta1", Kind: "Task"},
-		Resource:  metav1.GroupVersionResource{Group: "minitask.dev", Version: "v1beta1", Resource: "tasks"},
+		Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1", Kind: "Task"},
+		Resource:  metav1.GroupVersionResource{Group: "minitask.dev", Version: "v1", Resource: "tasks"},
 		Name:      task.Name,
 		Namespace: task.Namespace,
 		Operation: op,
@@ -179,10 +179,10 @@ func postReview(t *testing.T, mux http.Handler, path string, req *admissionv1.Ad
 
 // taskJSON is task as the API server sends it in a review: with its
 // apiVersion and kind.
-func taskJSON(t *testing.T, task *v1beta1.Task) []byte {
+func taskJSON(t *testing.T, task *v1.Task) []byte {
 	t.Helper()
 	task = task.DeepCopy()
-	task.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("Task"))
+	task.SetGroupVersionKind(v1.GroupVersion.WithKind("Task"))
 	raw, err := json.Marshal(task)
 	if err != nil {
 		t.Fatal(err)

@@ -13,75 +13,69 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/params"
-	"github.com/minitask-dev/minitask/internal/release6"
 	"github.com/minitask-dev/minitask/internal/runstate"
-	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
 // taskGroupKind names Tasks in the errors kubectl prints.
-var taskGroupKind = schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "Task"}
+var taskGroupKind = schema.GroupKind{Group: v1.GroupVersion.Group, Kind: "Task"}
 
 // TaskValidator checks what the CRD schema cannot: that every $(params.X),
 // $(workspaces.NAME.path) and $(results.NAME.path) a step uses is well
-// formed and declared by its Task, and that a Task with results can hand
-// them back (validateResults).
+// formed and declared by its Task and fits its param's type, that each
+// param's default is of its type (paramtypes.go), and that a Task with
+// results can hand them back (validateResults).
 type TaskValidator struct{}
 
-var _ admission.Validator[*v1beta1.Task] = TaskValidator{}
+var _ admission.Validator[*v1.Task] = TaskValidator{}
 
-// ValidateCreate rejects a new Task whose steps use malformed or undeclared references.
-func (TaskValidator) ValidateCreate(_ context.Context, task *v1beta1.Task) (admission.Warnings, error) {
-	return nil, invalid(task, validateTask(task))
+// ValidateCreate rejects a new Task whose params or references are wrong.
+func (TaskValidator) ValidateCreate(_ context.Context, task *v1.Task) (admission.Warnings, error) {
+	return nil, invalid(task.Name, validateTask(task))
 }
 
-// ValidateUpdate rejects a Task whose changed spec uses malformed or undeclared references.
-func (TaskValidator) ValidateUpdate(_ context.Context, oldTask, task *v1beta1.Task) (admission.Warnings, error) {
+// ValidateUpdate rejects a Task whose changed spec has wrong params or references.
+func (TaskValidator) ValidateUpdate(_ context.Context, oldTask, task *v1.Task) (admission.Warnings, error) {
 	// A spec that does not change is let through as it is (ratcheting): Tasks
-	// stored before this webhook existed must still take metadata edits,
+	// stored before a rule existed must still take metadata edits,
 	// finalizer removal and the storage migration's rewrite.
 	if equality.Semantic.DeepEqual(oldTask.Spec, task.Spec) {
 		return nil, nil
 	}
-	return nil, invalid(task, validateTask(task))
+	return nil, invalid(task.Name, validateTask(task))
 }
 
 // ValidateDelete allows every deletion: a Task's content cannot make deleting it unsafe.
-func (TaskValidator) ValidateDelete(context.Context, *v1beta1.Task) (admission.Warnings, error) {
+func (TaskValidator) ValidateDelete(context.Context, *v1.Task) (admission.Warnings, error) {
 	return nil, nil
 }
 
 // invalid turns errs into the Invalid status the API server relays to the
-// client, or nil when there are none.
-func invalid(task *v1beta1.Task, errs field.ErrorList) error {
+// client about the Task called name, or nil when there are none.
+func invalid(name string, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(taskGroupKind, task.Name, errs)
+	return apierrors.NewInvalid(taskGroupKind, name, errs)
 }
 
-// validateTask returns every malformed reference in the Task's steps, and
-// every reference to a param, workspace or result the Task does not declare, each on
-// the field that holds it, so one round trip shows the user all there is to
-// fix.
-func validateTask(task *v1beta1.Task) field.ErrorList {
-	// A Task written through v1 with what only v1 expresses reaches this
-	// webhook as its v1beta1 form, the rest in its conversion annotation:
-	// its references ($(params.files[*])) would read as malformed here.
-	// Say what it needs instead, and what of its text is not of the type
-	// the annotation gives it, as the stash guard does: the API server
-	// reports whichever of the two refuses first.
-	if release6.InStash(task.Annotations) {
-		return append(conversion.CheckStashedTypes(task), release6.TaskFields(conversion.V1TaskOf(context.Background(), task))...)
-	}
+// validateTask returns every param whose declaration or default is wrong,
+// every malformed reference in the Task's steps, and every reference to a
+// param, workspace or result the Task does not declare or uses against its
+// type, each on the field that holds it, so one round trip shows the user
+// all there is to fix.
+func validateTask(task *v1.Task) field.ErrorList {
+	errs := validateParamSpecs(task.Spec.Params)
 	declared := declaredNames{
 		params.KindParam:     make(map[string]bool, len(task.Spec.Params)),
 		params.KindWorkspace: make(map[string]bool, len(task.Spec.Workspaces)),
 		params.KindResult:    make(map[string]bool, len(task.Spec.Results)),
 	}
-	for _, p := range task.Spec.Params {
+	specs := make(map[string]*v1.ParamSpec, len(task.Spec.Params))
+	for i := range task.Spec.Params {
+		p := &task.Spec.Params[i]
 		declared[params.KindParam][p.Name] = true
+		specs[p.Name] = p
 	}
 	for _, w := range task.Spec.Workspaces {
 		declared[params.KindWorkspace][w.Name] = true
@@ -89,11 +83,10 @@ func validateTask(task *v1beta1.Task) field.ErrorList {
 	for _, r := range task.Spec.Results {
 		declared[params.KindResult][r.Name] = true
 	}
-	var errs field.ErrorList
 	steps := field.NewPath("spec", "steps")
 	for i, step := range task.Spec.Steps {
 		for _, f := range referringFields(steps.Index(i), step) {
-			errs = append(errs, validateRefs(f.path, step.Name, f.value, declared)...)
+			errs = append(errs, validateRefs(f, step.Name, declared, specs)...)
 		}
 	}
 	return append(errs, validateResults(task)...)
@@ -106,52 +99,68 @@ type declaredNames map[params.Kind]map[string]bool
 type textField struct {
 	path  *field.Path
 	value string
+	// listItem marks an item of command or args, the one place where a
+	// whole $(params.NAME[*]) becomes the array's items.
+	listItem bool
 }
 
 // referringFields returns, in the order the API lists them, every field of
 // step in which the controller replaces references: image, script, each
 // command and args item, workingDir and each env value.
-func referringFields(path *field.Path, step v1beta1.Step) []textField {
+func referringFields(path *field.Path, step v1.Step) []textField {
 	fields := []textField{
-		{path.Child("image"), step.Image},
-		{path.Child("script"), step.Script},
+		{path: path.Child("image"), value: step.Image},
+		{path: path.Child("script"), value: step.Script},
 	}
 	for j, c := range step.Command {
-		fields = append(fields, textField{path.Child("command").Index(j), c})
+		fields = append(fields, textField{path: path.Child("command").Index(j), value: c, listItem: true})
 	}
 	for j, a := range step.Args {
-		fields = append(fields, textField{path.Child("args").Index(j), a})
+		fields = append(fields, textField{path: path.Child("args").Index(j), value: a, listItem: true})
 	}
-	fields = append(fields, textField{path.Child("workingDir"), step.WorkingDir})
+	fields = append(fields, textField{path: path.Child("workingDir"), value: step.WorkingDir})
 	for j, e := range step.Env {
-		fields = append(fields, textField{path.Child("env").Index(j).Child("value"), e.Value})
+		fields = append(fields, textField{path: path.Child("env").Index(j).Child("value"), value: e.Value})
 	}
 	return fields
 }
 
-// validateRefs checks the references in value, the text of the field at path
-// in the named step. Each undeclared param or workspace is reported once per
-// field, with the reference as the bad value rather than the whole field,
-// which may be a long script.
-func validateRefs(path *field.Path, step, value string, declared declaredNames) field.ErrorList {
-	refs, err := params.Find(value)
+// validateRefs checks the references in f, a field of the named step:
+// each must be declared, and each param reference must fit its param's
+// type (typedRefProblem). An undeclared name, and a reference used
+// against its type, is reported once per field, with the reference as
+// the bad value rather than the whole field, which may be a long script.
+func validateRefs(f textField, step string, declared declaredNames, specs map[string]*v1.ParamSpec) field.ErrorList {
+	refs, err := params.Find(f.value)
 	if err != nil {
 		// The detail quotes the malformed text; repeating a whole script as
 		// the value would bury it.
-		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, fmt.Sprintf("step %q: %v", step, err))}
+		return field.ErrorList{field.Invalid(f.path, field.OmitValueType{}, fmt.Sprintf("step %q: %v", step, err))}
 	}
 	var errs field.ErrorList
 	reported := declaredNames{}
+	mistyped := map[string]bool{}
 	for _, ref := range refs {
-		if declared[ref.Kind][ref.Name] || reported[ref.Kind][ref.Name] {
+		text := f.value[ref.Start:ref.End]
+		if !declared[ref.Kind][ref.Name] {
+			if reported[ref.Kind][ref.Name] {
+				continue
+			}
+			if reported[ref.Kind] == nil {
+				reported[ref.Kind] = map[string]bool{}
+			}
+			reported[ref.Kind][ref.Name] = true
+			errs = append(errs, field.Invalid(f.path, text,
+				fmt.Sprintf("step %q uses undeclared %s %q", step, ref.Kind.Noun(), ref.Name)))
 			continue
 		}
-		if reported[ref.Kind] == nil {
-			reported[ref.Kind] = map[string]bool{}
+		if ref.Kind != params.KindParam || mistyped[text] {
+			continue
 		}
-		reported[ref.Kind][ref.Name] = true
-		errs = append(errs, field.Invalid(path, value[ref.Start:ref.End],
-			fmt.Sprintf("step %q uses undeclared %s %q", step, ref.Kind.Noun(), ref.Name)))
+		if problem := typedRefProblem(ref, specs[ref.Name], f); problem != "" {
+			mistyped[text] = true
+			errs = append(errs, field.Invalid(f.path, text, fmt.Sprintf("step %q: %s", step, problem)))
+		}
 	}
 	return errs
 }
@@ -161,7 +170,7 @@ func validateRefs(path *field.Path, step, value string, declared declaredNames) 
 // them, and the last step's message is the last word, so the last step
 // must be a script step; and no workspace may be mounted where the results
 // volume is.
-func validateResults(task *v1beta1.Task) field.ErrorList {
+func validateResults(task *v1.Task) field.ErrorList {
 	if len(task.Spec.Results) == 0 {
 		return nil
 	}
@@ -172,7 +181,7 @@ func validateResults(task *v1beta1.Task) field.ErrorList {
 				"and step %q runs a command or its image's entrypoint; add a script step after it", task.Spec.Steps[last].Name)))
 	}
 	for i, ws := range task.Spec.Workspaces {
-		mountPath := runstate.WorkspaceMountPath(v1.WorkspaceDeclaration(ws))
+		mountPath := runstate.WorkspaceMountPath(ws)
 		if clean := path.Clean(mountPath); clean == runstate.ResultsDir || strings.HasPrefix(clean, runstate.ResultsDir+"/") {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "workspaces").Index(i).Child("mountPath"), mountPath,
 				fmt.Sprintf("the Task declares results (spec.results), whose files every step finds in %s; mount workspace %q elsewhere", runstate.ResultsDir, ws.Name)))

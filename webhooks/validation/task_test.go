@@ -3,26 +3,21 @@ package validation
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 const notName = ` does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$`
 
 func TestValidateTask(t *testing.T) {
-	tests := map[string]struct {
-		task *v1beta1.Task
-		want []string
-	}{
+	tests := map[string]validateTaskCase{
 		"no params used": {
 			task: wrappers.Task("default", "t").Step("build", "alpine:3", "echo hi").Obj(),
 		},
@@ -86,7 +81,7 @@ func TestValidateTask(t *testing.T) {
 			want: []string{`spec.steps[0].image: Invalid value: step "build": malformed param reference "$(params.": missing ")"`},
 		},
 		"declared workspaces and params in every field": {
-			task: wrappers.Task("default", "t").Param("tag").Workspace("src").Workspace("cache").Steps(v1beta1.Step{
+			task: wrappers.Task("default", "t").Param("tag").Workspace("src").Workspace("cache").Steps(v1.Step{
 				Name: "build", Image: "golang:$(params.tag)",
 				Command:    []string{"go", "-C", "$(workspaces.src.path)"},
 				Args:       []string{"build", "-o", "$(workspaces.cache.path)/$(params.tag)"},
@@ -109,8 +104,8 @@ func TestValidateTask(t *testing.T) {
 		},
 		"undeclared in command, args, workingDir and env values, each named by its path": {
 			task: wrappers.Task("default", "t").Steps(
-				v1beta1.Step{Name: "a", Image: "alpine:3", Script: "true"},
-				v1beta1.Step{
+				v1.Step{Name: "a", Image: "alpine:3", Script: "true"},
+				v1.Step{
 					Name: "b", Image: "alpine:3",
 					Command:    []string{"run", "$(params.cmd)"},
 					Args:       []string{"--in", "$(workspaces.in.path)", "$(params.arg)"},
@@ -129,7 +124,7 @@ func TestValidateTask(t *testing.T) {
 			},
 		},
 		"malformed workspace references, each named by its field": {
-			task: wrappers.Task("default", "t").Workspace("src").Steps(v1beta1.Step{
+			task: wrappers.Task("default", "t").Workspace("src").Steps(v1.Step{
 				Name: "build", Image: "alpine:3",
 				Args:       []string{"$(workspaces.src)"},
 				WorkingDir: "$(workspaces.src.other)",
@@ -143,16 +138,16 @@ func TestValidateTask(t *testing.T) {
 			},
 		},
 		"malformed param in an env value": {
-			task: wrappers.Task("default", "t").Param("x").Steps(v1beta1.Step{
+			task: wrappers.Task("default", "t").Param("x").Steps(v1.Step{
 				Name: "build", Image: "alpine:3", Env: []corev1.EnvVar{{Name: "X", Value: "$(params.x"}},
 			}).Obj(),
 			want: []string{`spec.steps[0].env[0].value: Invalid value: step "build": malformed param reference "$(params.x": missing ")"`},
 		},
 		"declared results used everywhere references are replaced": {
 			task: wrappers.Task("default", "t").Steps(
-				v1beta1.Step{Name: "tool", Image: "tool", Command: []string{"tool", "--out=$(results.digest.path)"},
+				v1.Step{Name: "tool", Image: "tool", Command: []string{"tool", "--out=$(results.digest.path)"},
 					WorkingDir: "/tmp", Env: []corev1.EnvVar{{Name: "V", Value: "$(results.version.path)"}}},
-				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "printf 1 > $(results.version.path)"},
+				v1.Step{Name: "report", Image: "alpine:3", Script: "printf 1 > $(results.version.path)"},
 			).Results("digest", "version").Obj(),
 		},
 		"undeclared result": {
@@ -166,7 +161,7 @@ func TestValidateTask(t *testing.T) {
 			want: []string{`spec.steps[0].script: Invalid value: "$(results.digest.path)": step "report" uses undeclared result "digest"`},
 		},
 		"malformed result references": {
-			task: wrappers.Task("default", "t").Steps(v1beta1.Step{
+			task: wrappers.Task("default", "t").Steps(v1.Step{
 				Name: "report", Image: "alpine:3", Script: "echo > $(results.digest)",
 				Env: []corev1.EnvVar{{Name: "A", Value: "$(results.digest.value)"}, {Name: "B", Value: "$(results.digest.path"}},
 			}).Results("digest").Obj(),
@@ -178,8 +173,8 @@ func TestValidateTask(t *testing.T) {
 		},
 		"results need a last step with a script": {
 			task: wrappers.Task("default", "t").Steps(
-				v1beta1.Step{Name: "report", Image: "alpine:3", Script: "echo 1 > $(results.digest.path)"},
-				v1beta1.Step{Name: "push", Image: "pusher", Command: []string{"push"}},
+				v1.Step{Name: "report", Image: "alpine:3", Script: "echo 1 > $(results.digest.path)"},
+				v1.Step{Name: "push", Image: "pusher", Command: []string{"push"}},
 			).Results("digest").Obj(),
 			want: []string{`spec.steps[1]: Invalid value: "push": the Task declares results (spec.results), so its last step must have a script: only a script step hands results back, and step "push" runs a command or its image's entrypoint; add a script step after it`},
 		},
@@ -188,14 +183,14 @@ func TestValidateTask(t *testing.T) {
 			want: []string{`spec.steps[0]: Invalid value: "only": the Task declares results (spec.results), so its last step must have a script: only a script step hands results back, and step "only" runs a command or its image's entrypoint; add a script step after it`},
 		},
 		"no results: any last step": {
-			task: wrappers.Task("default", "t").Steps(v1beta1.Step{Name: "push", Image: "pusher", Command: []string{"push"}}).Obj(),
+			task: wrappers.Task("default", "t").Steps(v1.Step{Name: "push", Image: "pusher", Command: []string{"push"}}).Obj(),
 		},
 		"a workspace mounted where the results are": {
 			task: wrappers.Task("default", "t").Workspaces(
-				v1beta1.WorkspaceDeclaration{Name: "a", MountPath: "/minitask/results"},
-				v1beta1.WorkspaceDeclaration{Name: "b", MountPath: "/minitask/results/sub/"},
-				v1beta1.WorkspaceDeclaration{Name: "c", MountPath: "/minitask/resultsandmore"},
-				v1beta1.WorkspaceDeclaration{Name: "d", MountPath: "/minitask"},
+				v1.WorkspaceDeclaration{Name: "a", MountPath: "/minitask/results"},
+				v1.WorkspaceDeclaration{Name: "b", MountPath: "/minitask/results/sub/"},
+				v1.WorkspaceDeclaration{Name: "c", MountPath: "/minitask/resultsandmore"},
+				v1.WorkspaceDeclaration{Name: "d", MountPath: "/minitask"},
 			).Step("report", "alpine:3", "true").Results("digest").Obj(),
 			want: []string{
 				`spec.workspaces[0].mountPath: Invalid value: "/minitask/results": the Task declares results (spec.results), whose files every step finds in /minitask/results; mount workspace "a" elsewhere`,
@@ -207,6 +202,18 @@ func TestValidateTask(t *testing.T) {
 			want: []string{`spec.steps[0].script: Invalid value: step "build": malformed param reference "$(params.a b)": name "a b"` + notName},
 		},
 	}
+	checkValidateTask(t, tests)
+}
+
+// validateTaskCase is a Task and the errors validateTask finds in it.
+type validateTaskCase struct {
+	task *v1.Task
+	want []string
+}
+
+// checkValidateTask runs validateTask on each case's Task.
+func checkValidateTask(t *testing.T, tests map[string]validateTaskCase) {
+	t.Helper()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []string
@@ -289,32 +296,5 @@ func TestInvalidStatusNamesFields(t *testing.T) {
 	}
 	if !strings.Contains(status.Status().Message, `step "b" uses undeclared param "y"`) {
 		t.Errorf("message %q does not name step b and param y", status.Status().Message)
-	}
-}
-
-// TestTaskOfRelease6 checks that a Task carrying what only v1 expresses (a
-// v1 write's v1beta1 form) is refused for needing release 6, not for the
-// references only v1 reads, so that the message is the stash guard's
-// whichever webhook the API server reports.
-func TestTaskOfRelease6(t *testing.T) {
-	task := &v1beta1.Task{Spec: v1beta1.TaskSpec{
-		Params: []v1beta1.ParamSpec{{Name: "files", Default: ptr.To(`["a.go"]`)}},
-		Steps:  []v1beta1.Step{{Name: "lint", Image: "golang:1.26", Args: []string{"$(params.files[*])"}}},
-	}}
-	task.Annotations = map[string]string{"minitask.dev/conversion-data": `{"v1":{"spec":{"params":[{"name":"files","type":"array"}]}}}`}
-	errs := validateTask(task)
-	if len(errs) != 1 || errs[0].Field != "spec.params[0].type" || !strings.Contains(errs[0].Detail, "release 6") {
-		t.Errorf("validateTask() = %v, want one error on spec.params[0].type naming release 6", errs)
-	}
-
-	// Text that is not of the type the annotation gives it is refused as
-	// the stash guard refuses it, naming the default, besides.
-	task.Spec.Params[0].Default = ptr.To("a.go")
-	var fields []string
-	for _, err := range validateTask(task) {
-		fields = append(fields, err.Field)
-	}
-	if want := []string{"spec.params[0].default", "spec.params[0].type"}; !slices.Equal(fields, want) {
-		t.Errorf("validateTask() of text not of its stashed type refuses %v, want %v", fields, want)
 	}
 }

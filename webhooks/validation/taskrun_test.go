@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -18,17 +19,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
 // TestTaskRunPathIsTheBuilders proves TaskRunPath is what controller-runtime's
-// builder serves for v1beta1 TaskRun.
+// builder serves for v1 TaskRun.
 func TestTaskRunPathIsTheBuilders(t *testing.T) {
 	mgr := newManager(t, scheme.New())
-	err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.TaskRun{}).
+	err := ctrl.NewWebhookManagedBy(mgr, &v1.TaskRun{}).
 		WithConverter(conversion.NewTaskRunConverter).WithValidator(TaskRunValidator{}).Complete()
 	if err != nil {
 		t.Fatalf("building the webhook: %v", err)
@@ -110,7 +111,7 @@ func TestTaskRunReviews(t *testing.T) {
 	}
 	tests := map[string]struct {
 		check   bool
-		run     *v1beta1.TaskRun
+		run     *v1.TaskRun
 		wantErr []string // substrings of an error answer's message; none: admitted
 	}{
 		"no ServiceAccount": {check: true, run: wrappers.TaskRun("ns", "r", "t").Obj()},
@@ -126,7 +127,7 @@ func TestTaskRunReviews(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			mgr := newManager(t, scheme.New())
-			err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.TaskRun{}).WithConverter(conversion.NewTaskRunConverter).
+			err := ctrl.NewWebhookManagedBy(mgr, &v1.TaskRun{}).WithConverter(conversion.NewTaskRunConverter).
 				WithValidator(TaskRunValidator{Client: unreachable, CheckServiceAccountUse: tc.check}).Complete()
 			if err != nil {
 				t.Fatalf("building the webhook: %v", err)
@@ -156,25 +157,31 @@ func TestTaskRunReviews(t *testing.T) {
 
 // reviewTaskRunCreate posts the AdmissionReview of user creating run to the
 // webhook at TaskRunPath and returns its response.
-func reviewTaskRunCreate(t *testing.T, mux http.Handler, run *v1beta1.TaskRun, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
+func reviewTaskRunCreate(t *testing.T, mux http.Handler, run *v1.TaskRun, user authenticationv1.UserInfo) *admissionv1.AdmissionResponse {
 	t.Helper()
-	run = run.DeepCopy()
-	run.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("TaskRun"))
-	raw, err := json.Marshal(run)
-	if err != nil {
-		t.Fatal(err)
-	}
 	req := &admissionv1.AdmissionRequest{
 		UID:       "1",
-		Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1beta1", Kind: "TaskRun"},
-		Resource:  metav1.GroupVersionResource{Group: "minitask.dev", Version: "v1beta1", Resource: "taskruns"},
+		Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1", Kind: "TaskRun"},
+		Resource:  metav1.GroupVersionResource{Group: "minitask.dev", Version: "v1", Resource: "taskruns"},
 		Name:      run.Name,
 		Namespace: run.Namespace,
 		Operation: admissionv1.Create,
 		UserInfo:  user,
-		Object:    runtime.RawExtension{Raw: raw},
+		Object:    runtime.RawExtension{Raw: taskRunJSON(t, run)},
 	}
 	return postReview(t, mux, TaskRunPath, req)
+}
+
+// taskRunJSON is run as the API server sends it: with its apiVersion and kind.
+func taskRunJSON(t *testing.T, run *v1.TaskRun) []byte {
+	t.Helper()
+	run = run.DeepCopy()
+	run.SetGroupVersionKind(v1.GroupVersion.WithKind("TaskRun"))
+	raw, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // TestRefusal pins the message a creator without either permission reads.
@@ -183,5 +190,44 @@ func TestRefusal(t *testing.T) {
 	want := `user "alice" may not use ServiceAccount "builder" in namespace "ns": needs "use" on serviceaccounts "builder" or "create" on pods`
 	if got != want {
 		t.Errorf("refusal\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestTaskRunValueSizes: each string of a run's values is at most
+// MaxValueBytes, checked whether or not the ServiceAccount check is on;
+// a value's type is not judged (the run's Task may not exist yet).
+func TestTaskRunValueSizes(t *testing.T) {
+	long := strings.Repeat("x", MaxValueBytes+1)
+	tests := map[string]struct {
+		params []v1.Param
+		want   string
+	}{
+		"at the limit": {params: []v1.Param{{Name: "s", Value: *v1.NewStringValue(long[1:])}}},
+		"any type": {params: []v1.Param{{Name: "a", Value: *v1.NewArrayValue("x")},
+			{Name: "o", Value: *v1.NewObjectValue(map[string]string{"k": "v"})}}},
+		"a string": {
+			params: []v1.Param{{Name: "s", Value: *v1.NewStringValue(long)}},
+			want:   `TaskRun.minitask.dev "r" is invalid: spec.params[0].value: Too long: may not be more than 65536 bytes`,
+		},
+		"an array's items and an object's keys": {
+			params: []v1.Param{{Name: "a", Value: *v1.NewArrayValue(long, "x", long)},
+				{Name: "o", Value: *v1.NewObjectValue(map[string]string{"b": long, "a": long, "c": ""})}},
+			want: `TaskRun.minitask.dev "r" is invalid: [spec.params[0].value[0]: Too long: may not be more than 65536 bytes, ` +
+				`spec.params[0].value[2]: Too long: may not be more than 65536 bytes, ` +
+				`spec.params[1].value[a]: Too long: may not be more than 65536 bytes, ` +
+				`spec.params[1].value[b]: Too long: may not be more than 65536 bytes]`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := TaskRunValidator{}.ValidateCreate(context.Background(), wrappers.TaskRun("ns", "r", "t").Params(tc.params...).Obj())
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ValidateCreate (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package stashguard_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +17,10 @@ import (
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
-// The guard's tests of release 5, run by TestThroughAPIServer: v1 is
-// served and converts both ways, and what only release 6 can run is
-// refused in every version, naming the field and release 6.
+// The guard's tests of v1 writes, run by TestThroughAPIServer: v1 is
+// served and converts both ways, and what only v1 can express (array and
+// object params, timeouts.pending), which release 5 refused, is accepted
+// in every version and reads back without loss through each.
 
 // testV1WritesReadInEveryVersion: a v1 Task and run of what release 5 can
 // run are stored, and read back through each version as written.
@@ -64,66 +66,120 @@ func testV1WritesReadInEveryVersion(t *testing.T) {
 	}
 }
 
-// testRelease6FieldsAreRefused: an array or object param, or
-// timeouts.pending, is refused whichever version carries it.
-func testRelease6FieldsAreRefused(t *testing.T) {
+// testV1OnlyFieldsAreAccepted: an array or object param, or
+// timeouts.pending, is accepted whichever version carries it (a spoke in
+// its conversion annotation), and reads back through every version, and
+// through a write of each spoke, as v1 stored it. Text that is not of the
+// type the annotation gives it is still refused, never dropped.
+func testV1OnlyFieldsAreAccepted(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: ns} }
 	step := []v1.Step{{Name: "lint", Image: "golang:1.26", Script: "true"}}
-	withStash := func(stash string) map[string]string {
-		return map[string]string{conversion.AnnotationConversionData: stash}
+	withStash := func(name, stash string) metav1.ObjectMeta {
+		m := meta(name)
+		m.Annotations = map[string]string{conversion.AnnotationConversionData: stash}
+		return m
 	}
 	tests := map[string]struct {
-		obj   client.Object
-		field string
+		obj client.Object
+		// v1 is the object read back through v1, Task or TaskRun.
+		v1 client.Object
 	}{
 		"v1 array param": {obj: &v1.Task{ObjectMeta: meta("array"), Spec: v1.TaskSpec{Steps: step,
 			Params: []v1.ParamSpec{{Name: "files", Type: v1.ParamTypeArray, Default: v1.NewArrayValue("a.go")}}}},
-			field: "spec.params[0].type"},
+			v1: &v1.Task{}},
 		"v1 object param": {obj: &v1.Task{ObjectMeta: meta("object"), Spec: v1.TaskSpec{Steps: step,
 			Params: []v1.ParamSpec{{Name: "image", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"repo": {}}}}}},
-			field: "spec.params[0].type"},
+			v1: &v1.Task{}},
 		"v1 pending timeout": {obj: &v1.TaskRun{ObjectMeta: meta("pending"), Spec: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "t"},
 			Timeouts: v1.Timeouts{Pending: v1.NewDuration(time.Minute)}}},
-			field: "spec.timeouts.pending"},
+			v1: &v1.TaskRun{}},
 		"v1 array value": {obj: &v1.TaskRun{ObjectMeta: meta("value"), Spec: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "t"},
 			Params: []v1.Param{{Name: "files", Value: *v1.NewArrayValue("a.go")}}}},
-			field: "spec.params[0].value"},
+			v1: &v1.TaskRun{}},
 		"v1beta1 with a stashed array type": {obj: &v1beta1.Task{
-			ObjectMeta: metav1.ObjectMeta{Name: "beta", Namespace: ns, Annotations: withStash(`{"v1":{"spec":{"params":[{"name":"files","type":"array"}]}}}`)},
+			ObjectMeta: withStash("beta", `{"v1":{"spec":{"params":[{"name":"files","type":"array"}]}}}`),
 			Spec: v1beta1.TaskSpec{Params: []v1beta1.ParamSpec{{Name: "files", Default: ptrTo(`["a.go"]`)}},
 				Steps: []v1beta1.Step{{Name: "lint", Image: "golang:1.26", Script: "true"}}}},
-			field: "spec.params[0].type"},
-		"v1beta1 text not of its stashed type": {obj: &v1beta1.Task{
-			ObjectMeta: metav1.ObjectMeta{Name: "beta-text", Namespace: ns, Annotations: withStash(`{"v1":{"spec":{"params":[{"name":"files","type":"array"}]}}}`)},
-			Spec: v1beta1.TaskSpec{Params: []v1beta1.ParamSpec{{Name: "files", Default: ptrTo(`a.go`)}},
-				Steps: []v1beta1.Step{{Name: "lint", Image: "golang:1.26", Script: "true"}}}},
-			field: "spec.params[0].default"},
+			v1: &v1.Task{}},
 		"v1beta1 run with a stashed pending timeout": {obj: &v1beta1.TaskRun{
-			ObjectMeta: metav1.ObjectMeta{Name: "beta-run", Namespace: ns, Annotations: withStash(`{"v1":{"spec":{"pending":"5m"}}}`)},
+			ObjectMeta: withStash("beta-run", `{"v1":{"spec":{"pending":"5m"}}}`),
 			Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "t"}}},
-			field: "spec.timeouts.pending"},
+			v1: &v1.TaskRun{}},
 		"v1alpha1 with a stashed object param": {obj: &v1alpha1.Task{
-			ObjectMeta: metav1.ObjectMeta{Name: "alpha", Namespace: ns, Annotations: withStash(
-				`{"v1beta1":{"spec":{"params":[{"name":"image","default":"{\"repo\":\"r\"}"}]}},"v1":{"spec":{"params":[{"name":"image","type":"object","properties":{"repo":{}}}]}}}`)},
+			ObjectMeta: withStash("alpha",
+				`{"v1beta1":{"spec":{"params":[{"name":"image","default":"{\"repo\":\"r\"}"}]}},"v1":{"spec":{"params":[{"name":"image","type":"object","properties":{"repo":{}}}]}}}`),
 			Spec: v1alpha1.TaskSpec{Steps: []v1alpha1.Step{{Name: "lint", Image: "golang:1.26"}}}},
-			field: "spec.params[0].type"},
+			v1: &v1.Task{}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			err := env.Client.Create(ctx, tc.obj)
-			if err == nil {
-				t.Fatalf("created; want a refusal naming %s", tc.field)
+			if err := env.Client.Create(ctx, tc.obj); err != nil {
+				t.Fatalf("refused: %v", err)
 			}
-			if !strings.Contains(err.Error(), tc.field) {
-				t.Errorf("refusal %q does not name %s", err, tc.field)
+			key := client.ObjectKeyFromObject(tc.obj)
+			if err := env.Client.Get(ctx, key, tc.v1); err != nil {
+				t.Fatalf("reading through v1: %v", err)
 			}
-			if tc.field != "spec.params[0].default" && !strings.Contains(err.Error(), "release 6") {
-				t.Errorf("refusal %q does not say it needs release 6", err)
+			want := specOf(t, tc.v1)
+			if want == "{}" || !strings.Contains(want, `"type":`) && !strings.Contains(want, `"pending":`) && !strings.Contains(want, `["a.go"]`) {
+				t.Errorf("v1 spec %s lacks what only v1 expresses", want)
+			}
+			spokes := map[string]client.Object{"v1beta1": &v1beta1.Task{}, "v1alpha1": &v1alpha1.Task{}}
+			if _, ok := tc.v1.(*v1.TaskRun); ok {
+				spokes = map[string]client.Object{"v1beta1": &v1beta1.TaskRun{}, "v1alpha1": &v1alpha1.TaskRun{}}
+			}
+			for version, spoke := range spokes {
+				// Read through the spoke, write it back as read (a label
+				// makes it a write), and read through v1 again.
+				if err := env.Client.Get(ctx, key, spoke); err != nil {
+					t.Fatalf("reading through %s: %v", version, err)
+				}
+				spoke.SetLabels(map[string]string{"written-through": version})
+				if err := env.Client.Update(ctx, spoke); err != nil {
+					t.Fatalf("writing back through %s: %v", version, err)
+				}
+				back := tc.v1.DeepCopyObject().(client.Object)
+				if err := env.Client.Get(ctx, key, back); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, specOf(t, back)); diff != "" {
+					t.Errorf("v1 spec after a %s round trip (-before +after):\n%s", version, diff)
+				}
 			}
 		})
 	}
+
+	// Text that is not of the type the annotation gives it is refused,
+	// naming the default.
+	bad := &v1beta1.Task{
+		ObjectMeta: withStash("beta-text", `{"v1":{"spec":{"params":[{"name":"files","type":"array"}]}}}`),
+		Spec: v1beta1.TaskSpec{Params: []v1beta1.ParamSpec{{Name: "files", Default: ptrTo(`a.go`)}},
+			Steps: []v1beta1.Step{{Name: "lint", Image: "golang:1.26", Script: "true"}}}}
+	err := env.Client.Create(ctx, bad)
+	if err == nil || !strings.Contains(err.Error(), "spec.params[0].default") {
+		t.Errorf("a v1beta1 default not of its stashed type: got %v, want a refusal naming spec.params[0].default", err)
+	}
+}
+
+// specOf is the JSON of obj's spec, a v1 Task's or TaskRun's.
+func specOf(t *testing.T, obj client.Object) string {
+	t.Helper()
+	var spec any
+	switch obj := obj.(type) {
+	case *v1.Task:
+		spec = obj.Spec
+	case *v1.TaskRun:
+		spec = obj.Spec
+	default:
+		t.Fatalf("specOf(%T)", obj)
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 func ptrTo[T any](v T) *T { return &v }
