@@ -12,11 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
-// timePattern is what a time of ours may be (v1beta1.TimePattern).
-var timePattern = regexp.MustCompile(v1beta1.TimePattern)
+// timePattern is what a time of ours may be (v1.TimePattern).
+var timePattern = regexp.MustCompile(v1.TimePattern)
 
 // handler refuses the condition times the match condition sends it.
 type handler struct{}
@@ -36,7 +36,7 @@ type storedConditions struct {
 }
 
 // Handle refuses the write when a condition's lastTransitionTime is a time
-// v1beta1.TimePattern refuses and the old object's condition of that type
+// v1.TimePattern refuses and the old object's condition of that type
 // does not hold it as it is, as the match condition judges.
 func (handler) Handle(_ context.Context, req admission.Request) admission.Response {
 	var run, old storedConditions
@@ -72,6 +72,6 @@ func (handler) Handle(_ context.Context, req admission.Request) admission.Respon
 	if len(errs) == 0 {
 		return admission.Allowed("")
 	}
-	status := apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "TaskRun"}, req.Name, errs).Status()
+	status := apierrors.NewInvalid(schema.GroupKind{Group: v1.GroupVersion.Group, Kind: "TaskRun"}, req.Name, errs).Status()
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/matchcond"
 )
 
@@ -38,10 +38,10 @@ func TestMatchConditionJudgesAsTheHandler(t *testing.T) {
 		return `{"type":"` + conditionType + `","status":"True","reason":"R","message":"","lastTransitionTime":` + lastTransitionTime + `}`
 	}
 	run := func(conditions ...string) string {
-		return `{"apiVersion":"minitask.dev/v1beta1","kind":"TaskRun","metadata":{"name":"r","namespace":"ns"},` +
+		return `{"apiVersion":"minitask.dev/v1","kind":"TaskRun","metadata":{"name":"r","namespace":"ns"},` +
 			`"spec":{"taskRef":{"name":"t"}},"status":{"conditions":[` + strings.Join(conditions, ",") + `]}}`
 	}
-	noStatus := `{"apiVersion":"minitask.dev/v1beta1","kind":"TaskRun","metadata":{"name":"r","namespace":"ns"},"spec":{"taskRef":{"name":"t"}}}`
+	noStatus := `{"apiVersion":"minitask.dev/v1","kind":"TaskRun","metadata":{"name":"r","namespace":"ns"},"spec":{"taskRef":{"name":"t"}}}`
 	cases := map[string]struct {
 		old, new string
 		// refused are the fields the write is refused for; none if admitted.
@@ -108,9 +108,9 @@ func TestMatchConditionJudgesAsTheHandler(t *testing.T) {
 }
 
 // TestWebhookConfiguration pins what the package doc says of the installed
-// webhook: status updates of v1beta1 TaskRuns alone, v1alpha1 ones
+// webhook: status updates of v1 TaskRuns alone, v1alpha1 and v1beta1 ones
 // converted to it, refused when it does not answer, and the match condition
-// judging by v1beta1.TimePattern, which the marker must repeat.
+// judging by v1.TimePattern, which the marker must repeat.
 func TestWebhookConfiguration(t *testing.T) {
 	w := installedWebhook(t)
 	if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Fail {
@@ -124,14 +124,14 @@ func TestWebhookConfiguration(t *testing.T) {
 	}
 	want := []admissionregistrationv1.RuleWithOperations{{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
-		Rule: admissionregistrationv1.Rule{APIGroups: []string{v1beta1.GroupVersion.Group}, APIVersions: []string{v1beta1.GroupVersion.Version},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{v1.GroupVersion.Group}, APIVersions: []string{v1.GroupVersion.Version},
 			Resources: []string{"taskruns/status"}},
 	}}
 	if diff := cmp.Diff(want, w.Rules); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}
-	if len(w.MatchConditions) != 1 || !strings.Contains(w.MatchConditions[0].Expression, "matches(r'"+v1beta1.TimePattern+"')") {
-		t.Errorf("the match condition does not match times with v1beta1.TimePattern: %+v", w.MatchConditions)
+	if len(w.MatchConditions) != 1 || !strings.Contains(w.MatchConditions[0].Expression, "matches(r'"+v1.TimePattern+"')") {
+		t.Errorf("the match condition does not match times with v1.TimePattern: %+v", w.MatchConditions)
 	}
 }
 
@@ -166,8 +166,8 @@ func statusUpdate(t *testing.T, oldJSON, newJSON string) *admission.VersionedAtt
 		return obj
 	}
 	obj, old := object(newJSON), object(oldJSON)
-	gvk := v1beta1.GroupVersion.WithKind("TaskRun")
-	attributes := admission.NewAttributesRecord(obj, old, gvk, "ns", "r", v1beta1.GroupVersion.WithResource("taskruns"),
+	gvk := v1.GroupVersion.WithKind("TaskRun")
+	attributes := admission.NewAttributesRecord(obj, old, gvk, "ns", "r", v1.GroupVersion.WithResource("taskruns"),
 		"status", admission.Update, nil, false, &user.DefaultInfo{Name: "test"})
 	return &admission.VersionedAttributes{Attributes: attributes, VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(old), VersionedKind: gvk}
 }

@@ -13,7 +13,7 @@
 // migration's rewrite) was refused.
 //
 // The match condition does the judging, on the object as JSON: a
-// condition's lastTransitionTime that v1beta1.TimePattern refuses and that
+// condition's lastTransitionTime that v1.TimePattern refuses and that
 // the old object's condition of the same type does not hold as it is. Only
 // such writes reach the webhook, which refuses them naming each field; with
 // failurePolicy Fail they are refused as well when the webhook is down, and
@@ -30,10 +30,10 @@ import (
 // Path is where the webhook is served, as in the marker below.
 const Path = "/validate-minitask-dev-taskrun-condition-times"
 
-// The match condition repeats v1beta1.TimePattern, which a marker cannot
+// The match condition repeats v1.TimePattern, which a marker cannot
 // name: TestWebhookConfiguration holds the two to each other, and
 // TestMatchConditionJudgesAsTheHandler the condition to the handler.
-// +kubebuilder:webhook:path=/validate-minitask-dev-taskrun-condition-times,mutating=false,failurePolicy=fail,sideEffects=None,groups=minitask.dev,resources=taskruns/status,verbs=update,versions=v1beta1,matchPolicy=Equivalent,name=vtaskrun-condition-times.minitask.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"changes-a-time-go-cannot-read","expression":"has(object.status) && has(object.status.conditions) && object.status.conditions.exists(c, has(c.lastTransitionTime) && type(c.lastTransitionTime) == string && !c.lastTransitionTime.matches(r'^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$') && !(oldObject != null && has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(o, has(o.type) && has(c.type) && o.type == c.type && has(o.lastTransitionTime) && o.lastTransitionTime == c.lastTransitionTime)))"}]}`
+// +kubebuilder:webhook:path=/validate-minitask-dev-taskrun-condition-times,mutating=false,failurePolicy=fail,sideEffects=None,groups=minitask.dev,resources=taskruns/status,verbs=update,versions=v1,matchPolicy=Equivalent,name=vtaskrun-condition-times.minitask.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"changes-a-time-go-cannot-read","expression":"has(object.status) && has(object.status.conditions) && object.status.conditions.exists(c, has(c.lastTransitionTime) && type(c.lastTransitionTime) == string && !c.lastTransitionTime.matches(r'^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$') && !(oldObject != null && has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(o, has(o.type) && has(c.type) && o.type == c.type && has(o.lastTransitionTime) && o.lastTransitionTime == c.lastTransitionTime)))"}]}`
 
 // Register serves the webhook on mgr's webhook server.
 func Register(mgr ctrl.Manager) {
