@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -44,7 +44,7 @@ func TestCancel(t *testing.T) {
 				t.Errorf("cancel (-want +got):\n%s", diff)
 			}
 			run := h.waitForSummary(t, "greet-cancel", step.then)
-			if run.Spec.Status != v1beta1.TaskRunSpecStatusCancelled {
+			if run.Spec.Status != v1.TaskRunSpecStatusCancelled {
 				t.Errorf("spec.status = %q, want Cancelled", run.Spec.Status)
 			}
 		})
@@ -72,7 +72,7 @@ func TestCancelWithoutController(t *testing.T) {
 			}
 		})
 	}
-	if got := h.TaskRun(t, "greet-running").Spec.Status; got != v1beta1.TaskRunSpecStatusCancelled {
+	if got := h.TaskRun(t, "greet-running").Spec.Status; got != v1.TaskRunSpecStatusCancelled {
 		t.Errorf("greet-running's spec.status = %q, want Cancelled", got)
 	}
 	if got := h.kubectlTask(t, "list", "greet").Stdout; !regexpMatch(`\ngreet-running +greet +30s ago +--- +Cancelling\n`, got) {

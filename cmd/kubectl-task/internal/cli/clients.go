@@ -20,13 +20,13 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 )
 
 // Clients reach the cluster that the connection flags name.
 type Clients struct {
-	// Client reads and writes Tasks and TaskRuns (v1beta1 only), Pods and
+	// Client reads and writes Tasks and TaskRuns (v1 only), Pods and
 	// Events, and watches runs.
 	Client client.WithWatch
 	// Kube reads Pod logs, which Client cannot stream.
@@ -35,12 +35,12 @@ type Clients struct {
 	Host string
 }
 
-// newScheme knows the built-in types and minitask v1beta1, and no other
-// minitask version: the plugin reads and writes v1beta1 only.
+// newScheme knows the built-in types and minitask v1, and no other
+// minitask version: the plugin reads and writes v1 only.
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(v1beta1.AddToScheme(s))
+	utilruntime.Must(v1.AddToScheme(s))
 	return s
 }
 
@@ -73,7 +73,14 @@ func (p *plugin) connect() (*Clients, string, error) {
 	if cfg.QPS == 0 && cfg.Burst == 0 {
 		cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	}
-	cfg.WarningHandler = withoutOwnDeprecation{next: rest.NewWarningWriter(p.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})}
+	cfg.WarningHandler = rest.NewWarningWriter(p.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
+	disc, err := p.flags.ToDiscoveryClient()
+	if err != nil {
+		return nil, "", clusterError(err, cfg.Host)
+	}
+	if err := checkServesV1(disc, cfg.Host); err != nil {
+		return nil, "", err
+	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: newScheme()})
 	if err != nil {
 		return nil, "", clusterError(err, cfg.Host)
@@ -130,8 +137,8 @@ func noClusterError(raw clientcmdapi.Config, server string, inCluster func() (*r
 }
 
 // getTask reads a Task, saying which namespace it is missing from.
-func (c *Clients) getTask(ctx context.Context, ns, name string) (*v1beta1.Task, error) {
-	task := &v1beta1.Task{}
+func (c *Clients) getTask(ctx context.Context, ns, name string) (*v1.Task, error) {
+	task := &v1.Task{}
 	err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, task)
 	if apierrors.IsNotFound(err) {
 		return nil, unknownTaskError(ns, name)
@@ -144,8 +151,8 @@ func (c *Clients) getTask(ctx context.Context, ns, name string) (*v1beta1.Task, 
 
 // listRuns lists the runs opts select, keeping those of Task task, or all
 // of them if task is empty.
-func (c *Clients) listRuns(ctx context.Context, task string, opts ...client.ListOption) ([]v1beta1.TaskRun, error) {
-	var list v1beta1.TaskRunList
+func (c *Clients) listRuns(ctx context.Context, task string, opts ...client.ListOption) ([]v1.TaskRun, error) {
+	var list v1.TaskRunList
 	if err := c.Client.List(ctx, &list, opts...); err != nil {
 		return nil, clusterError(err, c.Host)
 	}
@@ -159,8 +166,8 @@ func (c *Clients) listRuns(ctx context.Context, task string, opts ...client.List
 }
 
 // getRun reads a TaskRun, saying how to find the runs there are.
-func (c *Clients) getRun(ctx context.Context, ns, name string) (*v1beta1.TaskRun, error) {
-	run := &v1beta1.TaskRun{}
+func (c *Clients) getRun(ctx context.Context, ns, name string) (*v1.TaskRun, error) {
+	run := &v1.TaskRun{}
 	err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, run)
 	if apierrors.IsNotFound(err) {
 		return nil, runNotFoundError(ns, name)

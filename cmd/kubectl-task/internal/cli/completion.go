@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -55,7 +55,7 @@ func (p *plugin) completeTasks(cmd *cobra.Command, args []string, toComplete str
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	return p.completeNames(cmd, toComplete, func(ctx context.Context, c client.Client, ns string) ([]string, error) {
-		var list v1beta1.TaskList
+		var list v1.TaskList
 		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func (p *plugin) completeRuns(unfinished bool) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		return p.completeNames(cmd, toComplete, func(ctx context.Context, c client.Client, ns string) ([]string, error) {
-			var list v1beta1.TaskRunList
+			var list v1.TaskRunList
 			if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 				return nil, err
 			}
@@ -159,7 +159,7 @@ func (p *plugin) completeWorkspaces(cmd *cobra.Command, args []string, toComplet
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	}
 	names, directive := p.completeNames(cmd, toComplete, func(ctx context.Context, c client.Client, ns string) ([]string, error) {
-		task := &v1beta1.Task{}
+		task := &v1.Task{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[0]}, task); err != nil {
 			return nil, err
 		}

@@ -43,7 +43,7 @@ it shows and does exactly what you may.
 The runs list follows every change as it happens (newest first, filtered by
 status, Task and labels); a run's page shows its steps as a timeline, its
 logs as they are written, its params, workspaces, Pod settings, attempts,
-conditions and Events, and its YAML in v1alpha1 and v1beta1 side by side. A
+conditions and Events, and its YAML in every served version side by side. A
 Task's page starts a run of it. Cancel, rerun, start and delete are buttons,
 unless --read-only.
 

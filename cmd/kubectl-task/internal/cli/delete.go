@@ -12,7 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runops"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -130,7 +130,7 @@ func (p *plugin) runDelete(cmd *cobra.Command, f deleteFlags) error {
 	}
 	sortNewestFirst(runs)
 
-	var doomed []*v1beta1.TaskRun
+	var doomed []*v1.TaskRun
 	finished, goingOn := 0, 0
 	for i := range runs {
 		run := &runs[i]
@@ -147,7 +147,7 @@ func (p *plugin) runDelete(cmd *cobra.Command, f deleteFlags) error {
 }
 
 // deleteRuns deletes doomed, oldest first, listing each, then sums up.
-func (p *plugin) deleteRuns(ctx context.Context, c *Clients, f deleteFlags, doomed []*v1beta1.TaskRun, kept, goingOn int) error {
+func (p *plugin) deleteRuns(ctx context.Context, c *Clients, f deleteFlags, doomed []*v1.TaskRun, kept, goingOn int) error {
 	out := p.Streams.Out
 	verb := "deleted"
 	if f.dryRun {
@@ -181,7 +181,7 @@ func (p *plugin) deleteRuns(ctx context.Context, c *Clients, f deleteFlags, doom
 }
 
 // finishedAt is when a finished run finished (runstate.FinishedAt).
-func finishedAt(run *v1beta1.TaskRun) time.Time {
+func finishedAt(run *v1.TaskRun) time.Time {
 	t, _ := runstate.FinishedAt(run)
 	return t
 }

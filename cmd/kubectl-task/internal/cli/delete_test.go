@@ -9,7 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -30,16 +30,16 @@ func (h *harness) pruneHistory(t *testing.T) {
 		h.Create(t, wrappers.TaskRun("", name, "greet").Param("greeting", "hi").Obj())
 	}
 	h.Create(t, wrappers.TaskRun("", "o-1", "other").Param("greeting", "hi").Obj())
-	h.setRunStatus(t, "g-1", h.finishedStatus(v1beta1.ReasonSucceeded, "every step exited 0", -5*time.Hour-time.Minute, -5*time.Hour))
-	h.setRunStatus(t, "g-2", h.finishedStatus(v1beta1.ReasonStepFailed, `step "say" exited with code 3`, -3*time.Hour-time.Minute, -3*time.Hour))
-	h.setRunStatus(t, "g-3", h.finishedStatus(v1beta1.ReasonSucceeded, "every step exited 0", -2*time.Hour-time.Minute, -2*time.Hour))
-	h.setRunStatus(t, "g-4", h.finishedStatus(v1beta1.ReasonSucceeded, "every step exited 0", -31*time.Minute, -30*time.Minute))
-	h.setRunStatus(t, "g-5", v1beta1.TaskRunStatus{
-		Conditions: []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: string(v1beta1.ReasonRunning),
+	h.setRunStatus(t, "g-1", h.finishedStatus(v1.ReasonSucceeded, "every step exited 0", -5*time.Hour-time.Minute, -5*time.Hour))
+	h.setRunStatus(t, "g-2", h.finishedStatus(v1.ReasonStepFailed, `step "say" exited with code 3`, -3*time.Hour-time.Minute, -3*time.Hour))
+	h.setRunStatus(t, "g-3", h.finishedStatus(v1.ReasonSucceeded, "every step exited 0", -2*time.Hour-time.Minute, -2*time.Hour))
+	h.setRunStatus(t, "g-4", h.finishedStatus(v1.ReasonSucceeded, "every step exited 0", -31*time.Minute, -30*time.Minute))
+	h.setRunStatus(t, "g-5", v1.TaskRunStatus{
+		Conditions: []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: string(v1.ReasonRunning),
 			Message: `running step "say" (2 of 2)`, ObservedGeneration: 1, LastTransitionTime: *h.at(-time.Minute)}},
 		StartTime: h.at(-time.Minute),
 	})
-	h.setRunStatus(t, "o-1", h.finishedStatus(v1beta1.ReasonSucceeded, "every step exited 0", -5*time.Hour-time.Minute, -5*time.Hour))
+	h.setRunStatus(t, "o-1", h.finishedStatus(v1.ReasonSucceeded, "every step exited 0", -5*time.Hour-time.Minute, -5*time.Hour))
 }
 
 func TestDelete(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/paramtext"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/eventtime"
 	"github.com/minitask-dev/minitask/internal/runstate"
@@ -57,7 +58,7 @@ func (p *plugin) runDescribe(ctx context.Context, name string) error {
 	}
 	// A Task deleted since the run started is no reason to show nothing.
 	var taskNote string
-	task := &v1beta1.Task{}
+	task := &v1.Task{}
 	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.Spec.TaskRef.Name}, task); err != nil {
 		task = nil
 		taskNote = fmt.Sprintf("Task %q cannot be read (%v)", run.Spec.TaskRef.Name, clusterError(err, c.Host))
@@ -100,7 +101,7 @@ func (d *describer) line(format string, args ...any) {
 	fmt.Fprintf(d.w, format+"\n", args...)
 }
 
-func (d *describer) header(run *v1beta1.TaskRun) {
+func (d *describer) header(run *v1.TaskRun) {
 	d.line("Name:\t%s", run.Name)
 	d.line("Namespace:\t%s", run.Namespace)
 	for i, l := range labelLines(run.Labels) {
@@ -122,6 +123,7 @@ func (d *describer) header(run *v1beta1.TaskRun) {
 	d.line("Completed:\t%s", d.timestamp(run.Status.CompletionTime))
 	d.line("Duration:\t%s", runDuration(run))
 	d.line("Timeout:\t%s", timeoutText(run))
+	d.line("Pending timeout:\t%s", pendingTimeoutText(run))
 	if r := retriesText(run); r != "" {
 		d.line("Retries:\t%s", r)
 	}
@@ -137,18 +139,18 @@ func (d *describer) timestamp(t *metav1.Time) string {
 	return fmt.Sprintf("%s (%s)", t.UTC().Format(time.RFC3339), ago(t, d.now))
 }
 
-func timeoutText(run *v1beta1.TaskRun) string {
-	switch t := run.Spec.Timeout; {
-	case t == nil:
-		return "the controller's default (its --default-timeout, " + flagDuration(runstate.DefaultTimeout) + " unless set)"
-	case t.Duration == 0:
-		return "none (0s)"
-	default:
-		return t.Duration.String()
-	}
+// timeoutText is spec.timeouts.total: how long the run may take in all.
+func timeoutText(run *v1.TaskRun) string {
+	return runinfo.TimeoutText(run.Spec.Timeouts.Total, "the controller's default (its --default-timeout, "+flagDuration(runstate.DefaultTimeout)+" unless set)")
 }
 
-func (d *describer) params(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote string) {
+// pendingTimeoutText is spec.timeouts.pending: how long the run may wait
+// for its first step to start.
+func pendingTimeoutText(run *v1.TaskRun) string {
+	return runinfo.TimeoutText(run.Spec.Timeouts.Pending, "not set (the controller's --image-pull-timeout and --pod-config-timeout apply)")
+}
+
+func (d *describer) params(run *v1.TaskRun, task *v1.Task, taskNote string) {
 	d.line("")
 	d.line("Params:")
 	if task == nil {
@@ -159,22 +161,22 @@ func (d *describer) params(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote st
 		d.line("  (none)")
 		return
 	}
-	d.line("  NAME\tVALUE\tFROM")
+	d.line("  NAME\tTYPE\tVALUE\tFROM")
 	for _, p := range params {
 		var value string
 		switch p.Source {
 		case runstate.Missing:
 			value = "<none>"
 		case runstate.FromDefault:
-			value = shortValue(p.Value, wholeInTask)
+			value = shortValue(paramtext.Text(p.Value), wholeInTask)
 		default:
-			value = shortValue(p.Value, wholeInRun)
+			value = shortValue(paramtext.Text(p.Value), wholeInRun)
 		}
-		d.line("  %s\t%s\t%s", p.Name, value, p.Source)
+		d.line("  %s\t%s\t%s\t%s", p.Name, p.Type, value, p.Source)
 	}
 }
 
-func (d *describer) conditions(run *v1beta1.TaskRun) {
+func (d *describer) conditions(run *v1.TaskRun) {
 	d.line("")
 	d.line("Conditions:")
 	if len(run.Status.Conditions) == 0 {
@@ -189,13 +191,13 @@ func (d *describer) conditions(run *v1beta1.TaskRun) {
 
 // steps shows the steps as the run's status reports them; before it reports
 // any, the Task's steps, with no state.
-func (d *describer) steps(run *v1beta1.TaskRun, task *v1beta1.Task) {
+func (d *describer) steps(run *v1.TaskRun, task *v1.Task) {
 	d.line("")
 	d.line("Steps:")
 	steps := run.Status.Steps
 	if len(steps) == 0 && task != nil {
 		for _, s := range task.Spec.Steps {
-			steps = append(steps, v1beta1.StepState{Name: s.Name})
+			steps = append(steps, v1.StepState{Name: s.Name})
 		}
 	}
 	if len(steps) == 0 {
@@ -210,9 +212,9 @@ func (d *describer) steps(run *v1beta1.TaskRun, task *v1beta1.Task) {
 		}
 		took := none
 		switch s.State {
-		case v1beta1.StepTerminated:
+		case v1.StepTerminated:
 			took = between(s.StartedAt, s.FinishedAt)
-		case v1beta1.StepRunning:
+		case v1.StepRunning:
 			if s.StartedAt != nil {
 				took = since(s.StartedAt.Time, d.now) + " so far"
 			}

@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -19,7 +19,7 @@ import (
 // messageLabel is the header's label for the Succeeded condition's message:
 // while the run is Pending, its message says what holds the run back.
 func messageLabel(c *metav1.Condition) string {
-	if c.Status == metav1.ConditionUnknown && c.Reason == string(v1beta1.ReasonPending) {
+	if c.Status == metav1.ConditionUnknown && c.Reason == string(v1.ReasonPending) {
 		return "Why Pending"
 	}
 	return "Message"
@@ -27,7 +27,7 @@ func messageLabel(c *metav1.Condition) string {
 
 // retriesText says how often the run may retry, on what, and which attempt
 // it is on; empty for a run that does not retry.
-func retriesText(run *v1beta1.TaskRun) string {
+func retriesText(run *v1.TaskRun) string {
 	if !mayRetry(run) {
 		return ""
 	}
@@ -43,7 +43,7 @@ func retriesText(run *v1beta1.TaskRun) string {
 }
 
 // retryOnText lists the failures a run retries: "StepFailed and PodFailed".
-func retryOnText(on []v1beta1.RetryReason) string {
+func retryOnText(on []v1.RetryReason) string {
 	reasons := make([]string, len(on))
 	for i, r := range on {
 		reasons[i] = string(r)
@@ -52,7 +52,7 @@ func retryOnText(on []v1beta1.RetryReason) string {
 }
 
 // ttlText says when the controller deletes the run.
-func (d *describer) ttlText(run *v1beta1.TaskRun) string {
+func (d *describer) ttlText(run *v1.TaskRun) string {
 	ttl := run.Spec.TTLSecondsAfterFinished
 	if ttl == nil {
 		return "the controller's default (its --default-ttl-after-finished; kept unless set)"
@@ -71,7 +71,7 @@ func (d *describer) ttlText(run *v1beta1.TaskRun) string {
 // results shows the values the run handed back, in the Task's order as the
 // status keeps them; then the results the Task declares that the run has not
 // written (yet).
-func (d *describer) results(run *v1beta1.TaskRun, task *v1beta1.Task) {
+func (d *describer) results(run *v1.TaskRun, task *v1.Task) {
 	d.line("")
 	d.line("Results:")
 	rows := runinfo.Results(run, task)
@@ -91,7 +91,7 @@ func (d *describer) results(run *v1beta1.TaskRun, task *v1beta1.Task) {
 
 // attempts shows the run's earlier attempts, oldest first; the header's Pod
 // names the current one.
-func (d *describer) attempts(run *v1beta1.TaskRun) {
+func (d *describer) attempts(run *v1.TaskRun) {
 	if !mayRetry(run) {
 		return
 	}

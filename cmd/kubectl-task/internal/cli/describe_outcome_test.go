@@ -34,24 +34,25 @@ Step Resources:
 	}{
 		"a run that succeeded on its second attempt, with results and a TTL": {
 			run: "digest-retried",
-			want: `Name:        digest-retried
-Namespace:   NS
-Labels:      ---
-Task:        digest
-Status:      Succeeded
-Message:     every step exited 0
-Started:     TIME (20m ago)
-Completed:   TIME (10m ago)
-Duration:    10m
-Timeout:     the controller's default (its --default-timeout, 1h unless set)
-Retries:     2, on StepFailed and PodFailed (attempt 2 of 3)
-TTL:         1h after it finishes: deleted at TIME (in 50m)
-Pod:         digest-retried-pod-retry1
+			want: `Name:              digest-retried
+Namespace:         NS
+Labels:            ---
+Task:              digest
+Status:            Succeeded
+Message:           every step exited 0
+Started:           TIME (20m ago)
+Completed:         TIME (10m ago)
+Duration:          10m
+Timeout:           the controller's default (its --default-timeout, 1h unless set)
+Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
+Retries:           2, on StepFailed and PodFailed (attempt 2 of 3)
+TTL:               1h after it finishes: deleted at TIME (in 50m)
+Pod:               digest-retried-pod-retry1
 
 Params:
-  NAME       VALUE   FROM
-  greeting   hi      run
-  name       world   default
+  NAME       TYPE     VALUE   FROM
+  greeting   string   hi      run
+  name       string   world   default
 ` + taskSections + `
 Conditions:
   TYPE        STATUS   REASON      LAST TRANSITION   MESSAGE
@@ -78,24 +79,25 @@ Events:
 		},
 		"a Pending run says why": {
 			run: "digest-pending",
-			want: `Name:          digest-pending
-Namespace:     NS
-Labels:        ---
-Task:          digest
-Status:        Pending
-Why Pending:   Pod "digest-pending-pod" cannot be scheduled: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.
-Started:       TIME (60s ago)
-Completed:     ---
-Duration:      ---
-Timeout:       the controller's default (its --default-timeout, 1h unless set)
-Retries:       1, on PodFailed (the default) (attempt 1 of 2)
-TTL:           the controller's default (its --default-ttl-after-finished; kept unless set)
-Pod:           digest-pending-pod
+			want: `Name:              digest-pending
+Namespace:         NS
+Labels:            ---
+Task:              digest
+Status:            Pending
+Why Pending:       Pod "digest-pending-pod" cannot be scheduled: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.
+Started:           TIME (60s ago)
+Completed:         ---
+Duration:          ---
+Timeout:           the controller's default (its --default-timeout, 1h unless set)
+Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
+Retries:           1, on PodFailed (the default) (attempt 1 of 2)
+TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
+Pod:               digest-pending-pod
 
 Params:
-  NAME       VALUE   FROM
-  greeting   hi      run
-  name       world   default
+  NAME       TYPE     VALUE   FROM
+  greeting   string   hi      run
+  name       string   world   default
 ` + taskSections + `
 Conditions:
   TYPE        STATUS    REASON    LAST TRANSITION   MESSAGE

@@ -48,18 +48,19 @@ Events:
 	}{
 		"a run that sets every field": {
 			run: "build-full",
-			want: result{Stdout: `Name:        build-full
-Namespace:   NS
-Labels:      team=platform
-             tier=nightly
-Task:        build
-Status:      Pending
-Started:     ---
-Completed:   ---
-Duration:    ---
-Timeout:     the controller's default (its --default-timeout, 1h unless set)
-TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
-Pod:         ---
+			want: result{Stdout: `Name:              build-full
+Namespace:         NS
+Labels:            team=platform
+                   tier=nightly
+Task:              build
+Status:            Pending
+Started:           ---
+Completed:         ---
+Duration:          ---
+Timeout:           the controller's default (its --default-timeout, 1h unless set)
+Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
+TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
+Pod:               ---
 
 Params:
   (none)
@@ -82,17 +83,18 @@ Pod Settings:
 		},
 		"a run that sets none": {
 			run: "build-plain",
-			want: result{Stdout: `Name:        build-plain
-Namespace:   NS
-Labels:      ---
-Task:        build
-Status:      Pending
-Started:     ---
-Completed:   ---
-Duration:    ---
-Timeout:     the controller's default (its --default-timeout, 1h unless set)
-TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
-Pod:         ---
+			want: result{Stdout: `Name:              build-plain
+Namespace:         NS
+Labels:            ---
+Task:              build
+Status:            Pending
+Started:           ---
+Completed:         ---
+Duration:          ---
+Timeout:           the controller's default (its --default-timeout, 1h unless set)
+Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
+TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
+Pod:               ---
 
 Params:
   (none)

@@ -8,7 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 )
 
@@ -17,7 +17,7 @@ import (
 
 // workspaces shows the Task's workspaces, each with the source the run binds
 // it to and where steps see it, then bindings the Task does not declare.
-func (d *describer) workspaces(run *v1beta1.TaskRun, task *v1beta1.Task, taskNote string) {
+func (d *describer) workspaces(run *v1.TaskRun, task *v1.Task, taskNote string) {
 	d.line("")
 	d.line("Workspaces:")
 	if task == nil && len(run.Spec.Workspaces) > 0 {
@@ -36,7 +36,7 @@ func (d *describer) workspaces(run *v1beta1.TaskRun, task *v1beta1.Task, taskNot
 
 // podSettings shows what the run sets on its Pod: the ServiceAccount, and a
 // summary of spec.podTemplate (the run's YAML has the whole of it).
-func (d *describer) podSettings(run *v1beta1.TaskRun) {
+func (d *describer) podSettings(run *v1.TaskRun) {
 	d.line("")
 	d.line("Pod Settings:")
 	sa := run.Spec.ServiceAccountName
@@ -122,7 +122,7 @@ func securityContextSummary(sc *corev1.PodSecurityContext) string {
 // stepEnv shows each step's environment variables and where their values
 // come from, then its envFrom sources. A literal value is shown as
 // kubectl describe pod shows it; values from Secrets are never read.
-func (d *describer) stepEnv(task *v1beta1.Task, taskNote string) {
+func (d *describer) stepEnv(task *v1.Task, taskNote string) {
 	d.line("")
 	d.line("Step Env:")
 	if task == nil {
@@ -192,7 +192,7 @@ func optionalNote(optional *bool) string {
 }
 
 // stepResources shows the requests and limits of the steps that set any.
-func (d *describer) stepResources(task *v1beta1.Task, taskNote string) {
+func (d *describer) stepResources(task *v1.Task, taskNote string) {
 	d.line("")
 	d.line("Step Resources:")
 	if task == nil {

@@ -13,23 +13,24 @@ import (
 var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
 
 // failedRunButEvents is what describe shows of greet-failed up to its Events.
-const failedRunButEvents = `Name:        greet-failed
-Namespace:   NS
-Labels:      ---
-Task:        greet
-Status:      Failed(StepFailed)
-Message:     step "say" exited with code 3
-Started:     TIME (60m ago)
-Completed:   TIME (59m ago)
-Duration:    12s
-Timeout:     10m0s
-TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
-Pod:         greet-failed-pod
+const failedRunButEvents = `Name:              greet-failed
+Namespace:         NS
+Labels:            ---
+Task:              greet
+Status:            Failed(StepFailed)
+Message:           step "say" exited with code 3
+Started:           TIME (60m ago)
+Completed:         TIME (59m ago)
+Duration:          12s
+Timeout:           10m0s
+Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
+TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
+Pod:               greet-failed-pod
 
 Params:
-  NAME       VALUE   FROM
-  greeting   hi      run
-  name       world   default
+  NAME       TYPE     VALUE   FROM
+  greeting   string   hi      run
+  name       string   world   default
 
 Workspaces:
   (none)
@@ -87,23 +88,24 @@ func TestDescribe(t *testing.T) {
 		},
 		"a running run": {
 			run: "greet-running",
-			want: result{Stdout: `Name:        greet-running
-Namespace:   NS
-Labels:      ---
-Task:        greet
-Status:      Running
-Message:     running step "say" (2 of 2)
-Started:     TIME (30s ago)
-Completed:   ---
-Duration:    ---
-Timeout:     the controller's default (its --default-timeout, 1h unless set)
-TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
-Pod:         greet-running-pod
+			want: result{Stdout: `Name:              greet-running
+Namespace:         NS
+Labels:            ---
+Task:              greet
+Status:            Running
+Message:           running step "say" (2 of 2)
+Started:           TIME (30s ago)
+Completed:         ---
+Duration:          ---
+Timeout:           the controller's default (its --default-timeout, 1h unless set)
+Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
+TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
+Pod:               greet-running-pod
 
 Params:
-  NAME       VALUE   FROM
-  greeting   hey     run
-  name       world   default
+  NAME       TYPE     VALUE   FROM
+  greeting   string   hey     run
+  name       string   world   default
 
 Workspaces:
   (none)
@@ -135,22 +137,23 @@ Events:
 		},
 		"a run the controller has not seen": {
 			run: "greet-new",
-			want: result{Stdout: `Name:        greet-new
-Namespace:   NS
-Labels:      ---
-Task:        greet
-Status:      Pending
-Started:     ---
-Completed:   ---
-Duration:    ---
-Timeout:     the controller's default (its --default-timeout, 1h unless set)
-TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
-Pod:         ---
+			want: result{Stdout: `Name:              greet-new
+Namespace:         NS
+Labels:            ---
+Task:              greet
+Status:            Pending
+Started:           ---
+Completed:         ---
+Duration:          ---
+Timeout:           the controller's default (its --default-timeout, 1h unless set)
+Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
+TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
+Pod:               ---
 
 Params:
-  NAME       VALUE   FROM
-  greeting   yo      run
-  name       world   default
+  NAME       TYPE     VALUE   FROM
+  greeting   string   yo      run
+  name       string   world   default
 
 Workspaces:
   (none)
@@ -181,18 +184,19 @@ Events:
 		},
 		"a run whose Task does not exist": {
 			run: "lost-run",
-			want: result{Stdout: `Name:        lost-run
-Namespace:   NS
-Labels:      ---
-Task:        gone
-Status:      WaitingForTask
-Message:     waiting for Task "gone", which does not exist
-Started:     TIME (5m ago)
-Completed:   ---
-Duration:    ---
-Timeout:     the controller's default (its --default-timeout, 1h unless set)
-TTL:         the controller's default (its --default-ttl-after-finished; kept unless set)
-Pod:         ---
+			want: result{Stdout: `Name:              lost-run
+Namespace:         NS
+Labels:            ---
+Task:              gone
+Status:            WaitingForTask
+Message:           waiting for Task "gone", which does not exist
+Started:           TIME (5m ago)
+Completed:         ---
+Duration:          ---
+Timeout:           the controller's default (its --default-timeout, 1h unless set)
+Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
+TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
+Pod:               ---
 
 Params:
   (Task "gone" does not exist: the run's own values only)

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // TestDocsMatchTheGreetSample holds docs/kubectl-task.md's first example of
@@ -21,7 +21,7 @@ func TestDocsMatchTheGreetSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task := &v1beta1.Task{}
+	task := &v1.Task{}
 	if err := yaml.UnmarshalStrict(sample, task); err != nil {
 		t.Fatalf("reading the sample: %v", err)
 	}

@@ -92,7 +92,7 @@ func clusterError(err error, host string) error {
 	case errors.As(err, &urlErr):
 		return fmt.Errorf("cannot reach the cluster at %s (%s); check that it is running, and --kubeconfig and --context", host, networkReason(urlErr.Err))
 	case meta.IsNoMatchError(err):
-		return fmt.Errorf("the cluster at %s does not serve minitask.dev/v1beta1; install minitask there first, or choose another --context", host)
+		return fmt.Errorf("the cluster at %s does not serve minitask.dev/v1; install minitask there (release 5 or later), or choose another --context", host)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the cluster at %s refused your credentials; log in again, or choose another --context", host)
 	}

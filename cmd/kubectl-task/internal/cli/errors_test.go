@@ -126,6 +126,16 @@ current-context: c
 			wantCode: 2,
 			wantErr:  `--timeout "-1m" is not a duration such as 10m or 1h30m (0s means no limit); see 'kubectl task start --help'`,
 		},
+		"a pending timeout that is no duration": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "--pending-timeout", "soon"},
+			wantCode: 2,
+			wantErr:  `--pending-timeout "soon" is not a duration such as 5m or 90s (0s means no limit); see 'kubectl task start --help'`,
+		},
+		"a negative pending timeout": {
+			args:     []string{"start", "greet", "-p", "greeting=hi", "--pending-timeout=-5m"},
+			wantCode: 2,
+			wantErr:  `--pending-timeout "-5m" is not a duration such as 5m or 90s (0s means no limit); see 'kubectl task start --help'`,
+		},
 		"a request timeout that is no duration": {
 			args:     []string{"list", "--request-timeout", "soon"},
 			wantCode: 2,

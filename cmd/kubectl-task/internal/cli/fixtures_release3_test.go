@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -15,15 +15,15 @@ import (
 // at its default path, one read-only elsewhere, one a run may leave
 // unbound), env from values, a Secret, a ConfigMap and the Pod, and
 // resources on one step.
-func buildTask() *v1beta1.Task {
+func buildTask() *v1.Task {
 	return wrappers.Task("", "build").
 		Workspaces(
-			v1beta1.WorkspaceDeclaration{Name: "source", Description: "The checked-out repository"},
-			v1beta1.WorkspaceDeclaration{Name: "settings", MountPath: "/etc/build", ReadOnly: ptr.To(true)},
-			v1beta1.WorkspaceDeclaration{Name: "scratch"},
+			v1.WorkspaceDeclaration{Name: "source", Description: "The checked-out repository"},
+			v1.WorkspaceDeclaration{Name: "settings", MountPath: "/etc/build", ReadOnly: ptr.To(true)},
+			v1.WorkspaceDeclaration{Name: "scratch"},
 		).
 		Steps(
-			v1beta1.Step{Name: "fetch", Image: "alpine/git:2", Script: `git clone "$REPO" "$(workspaces.source.path)"`,
+			v1.Step{Name: "fetch", Image: "alpine/git:2", Script: `git clone "$REPO" "$(workspaces.source.path)"`,
 				Env: []corev1.EnvVar{
 					{Name: "REPO", Value: "https://example.com/app.git"},
 					{Name: "GIT_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
@@ -32,7 +32,7 @@ func buildTask() *v1beta1.Task {
 				EnvFrom: []corev1.EnvFromSource{{Prefix: "GIT_", ConfigMapRef: &corev1.ConfigMapEnvSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "git-settings"}}}},
 			},
-			v1beta1.Step{Name: "compile", Image: "golang:1.26", Command: []string{"go"}, Args: []string{"build", "./..."},
+			v1.Step{Name: "compile", Image: "golang:1.26", Command: []string{"go"}, Args: []string{"build", "./..."},
 				WorkingDir: "$(workspaces.source.path)",
 				Env: []corev1.EnvVar{
 					{Name: "GOFLAGS", Value: "-mod=mod"},
@@ -58,12 +58,12 @@ func (h *harness) release3History(t *testing.T) {
 	t.Helper()
 	h.Create(t, buildTask(),
 		wrappers.TaskRun("", "build-full", "build").
-			Workspace(v1beta1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "build-cache"}}).
-			Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
+			Workspace(v1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "build-cache"}}).
+			Workspace(v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "build-settings"}}}).
-			Workspace(v1beta1.WorkspaceBinding{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{}}).
+			Workspace(v1.WorkspaceBinding{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{}}).
 			ServiceAccount("builder").
-			PodTemplate(v1beta1.PodTemplate{
+			PodTemplate(v1.PodTemplate{
 				NodeSelector: map[string]string{"disktype": "ssd", "kubernetes.io/arch": "amd64"},
 				Tolerations: []corev1.Toleration{
 					{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "build", Effect: corev1.TaintEffectNoSchedule},

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -25,15 +25,15 @@ import (
 func (h *harness) history(t *testing.T) {
 	t.Helper()
 	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(h.now.Add(d))) }
-	step := func(name string, code int32, from, to time.Duration) v1beta1.StepState {
+	step := func(name string, code int32, from, to time.Duration) v1.StepState {
 		reason := "Completed"
 		if code != 0 {
 			reason = "Error"
 		}
-		return v1beta1.StepState{Name: name, State: v1beta1.StepTerminated, ExitCode: ptr.To(code), Reason: reason, StartedAt: at(from), FinishedAt: at(to)}
+		return v1.StepState{Name: name, State: v1.StepTerminated, ExitCode: ptr.To(code), Reason: reason, StartedAt: at(from), FinishedAt: at(to)}
 	}
-	condition := func(status metav1.ConditionStatus, reason v1beta1.TaskRunReason, message string, when time.Duration) []metav1.Condition {
-		return []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason), Message: message,
+	condition := func(status metav1.ConditionStatus, reason v1.TaskRunReason, message string, when time.Duration) []metav1.Condition {
+		return []metav1.Condition{{Type: v1.ConditionSucceeded, Status: status, Reason: string(reason), Message: message,
 			ObservedGeneration: 1, LastTransitionTime: *at(when)}}
 	}
 	h.Create(t, greetTask("greet"), greetTask("quiet"),
@@ -42,27 +42,27 @@ func (h *harness) history(t *testing.T) {
 		wrappers.TaskRun("", "lost-run", "gone").Obj(),
 		wrappers.TaskRun("", "greet-running", "greet").Param("greeting", "hey").Obj())
 
-	h.setRunStatus(t, "greet-old", v1beta1.TaskRunStatus{
-		Conditions: condition(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every step exited 0", -3*time.Hour+125*time.Second),
+	h.setRunStatus(t, "greet-old", v1.TaskRunStatus{
+		Conditions: condition(metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0", -3*time.Hour+125*time.Second),
 		PodName:    "greet-old-pod", StartTime: at(-3 * time.Hour), CompletionTime: at(-3*time.Hour + 125*time.Second),
-		Steps: []v1beta1.StepState{step("prepare", 0, -3*time.Hour, -3*time.Hour+5*time.Second),
+		Steps: []v1.StepState{step("prepare", 0, -3*time.Hour, -3*time.Hour+5*time.Second),
 			step("say", 0, -3*time.Hour+5*time.Second, -3*time.Hour+2*time.Minute)},
 	})
-	h.setRunStatus(t, "greet-failed", v1beta1.TaskRunStatus{
-		Conditions: condition(metav1.ConditionFalse, v1beta1.ReasonStepFailed, `step "say" exited with code 3`, -time.Hour+12*time.Second),
+	h.setRunStatus(t, "greet-failed", v1.TaskRunStatus{
+		Conditions: condition(metav1.ConditionFalse, v1.ReasonStepFailed, `step "say" exited with code 3`, -time.Hour+12*time.Second),
 		PodName:    "greet-failed-pod", StartTime: at(-time.Hour), CompletionTime: at(-time.Hour + 12*time.Second),
-		Steps: []v1beta1.StepState{step("prepare", 0, -time.Hour+time.Second, -time.Hour+4*time.Second),
+		Steps: []v1.StepState{step("prepare", 0, -time.Hour+time.Second, -time.Hour+4*time.Second),
 			step("say", 3, -time.Hour+4*time.Second, -time.Hour+11*time.Second)},
 	})
-	h.setRunStatus(t, "lost-run", v1beta1.TaskRunStatus{
-		Conditions: condition(metav1.ConditionUnknown, v1beta1.ReasonWaitingForTask, `waiting for Task "gone", which does not exist`, -5*time.Minute),
+	h.setRunStatus(t, "lost-run", v1.TaskRunStatus{
+		Conditions: condition(metav1.ConditionUnknown, v1.ReasonWaitingForTask, `waiting for Task "gone", which does not exist`, -5*time.Minute),
 		StartTime:  at(-5 * time.Minute),
 	})
-	h.setRunStatus(t, "greet-running", v1beta1.TaskRunStatus{
-		Conditions: condition(metav1.ConditionUnknown, v1beta1.ReasonRunning, `running step "say" (2 of 2)`, -25*time.Second),
+	h.setRunStatus(t, "greet-running", v1.TaskRunStatus{
+		Conditions: condition(metav1.ConditionUnknown, v1.ReasonRunning, `running step "say" (2 of 2)`, -25*time.Second),
 		PodName:    "greet-running-pod", StartTime: at(-30 * time.Second),
-		Steps: []v1beta1.StepState{step("prepare", 0, -30*time.Second, -25*time.Second),
-			{Name: "say", State: v1beta1.StepRunning, StartedAt: at(-20 * time.Second)}},
+		Steps: []v1.StepState{step("prepare", 0, -30*time.Second, -25*time.Second),
+			{Name: "say", State: v1.StepRunning, StartedAt: at(-20 * time.Second)}},
 	})
 	// Created last, so that it is the newest: a run not seen yet has no start time.
 	h.Create(t, wrappers.TaskRun("", "greet-new", "greet").Param("greeting", "yo").Obj())

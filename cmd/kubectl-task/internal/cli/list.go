@@ -10,7 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -125,13 +125,13 @@ func (p *plugin) runList(cmd *cobra.Command, task string, f listFlags) error {
 }
 
 // sortNewestFirst orders runs newest first, as runinfo.NewestFirst does.
-func sortNewestFirst(runs []v1beta1.TaskRun) {
+func sortNewestFirst(runs []v1.TaskRun) {
 	sort.SliceStable(runs, func(i, j int) bool { return runinfo.NewestFirst(&runs[i], &runs[j]) < 0 })
 }
 
-func (p *plugin) printRunTable(out io.Writer, runs []v1beta1.TaskRun, withNamespace bool) error {
+func (p *plugin) printRunTable(out io.Writer, runs []v1.TaskRun, withNamespace bool) error {
 	// Runs that may retry are the exception; the column shows only with one.
-	withAttempt := slices.ContainsFunc(runs, func(run v1beta1.TaskRun) bool { return mayRetry(&run) })
+	withAttempt := slices.ContainsFunc(runs, func(run v1.TaskRun) bool { return mayRetry(&run) })
 	w := newTabWriter(out)
 	if withNamespace {
 		fmt.Fprint(w, "NAMESPACE\t")
@@ -158,27 +158,27 @@ func (p *plugin) printRunTable(out io.Writer, runs []v1beta1.TaskRun, withNamesp
 
 // mayRetry reports whether a run asks for retries, or has made more than one
 // attempt all the same (its retries are gone from its spec, say).
-func mayRetry(run *v1beta1.TaskRun) bool {
+func mayRetry(run *v1.TaskRun) bool {
 	return (run.Spec.Retries != nil && *run.Spec.Retries > 0) || len(run.Status.Attempts) > 0
 }
 
 // attempt is the number of the run's current (or last) attempt, from 1:
 // one more than the earlier attempts its status lists.
-func attempt(run *v1beta1.TaskRun) int {
+func attempt(run *v1.TaskRun) int {
 	return len(run.Status.Attempts) + 1
 }
 
 // maxAttempts is how many attempts the run may make, as the controller counts
 // them, or the attempt it is on if that is more (its retries were lowered
 // after it made them, say).
-func maxAttempts(run *v1beta1.TaskRun) int {
+func maxAttempts(run *v1.TaskRun) int {
 	return max(runstate.AttemptsAllowed(run), attempt(run))
 }
 
 // printRuns prints runs with a kubectl printer: json and yaml as one
 // TaskRunList, name as one taskrun.minitask.dev/NAME line per run.
-func printRuns(out io.Writer, printer printers.ResourcePrinter, format string, runs []v1beta1.TaskRun) error {
-	gvk := v1beta1.GroupVersion.WithKind("TaskRun")
+func printRuns(out io.Writer, printer printers.ResourcePrinter, format string, runs []v1.TaskRun) error {
+	gvk := v1.GroupVersion.WithKind("TaskRun")
 	for i := range runs {
 		runs[i].SetGroupVersionKind(gvk)
 		runs[i].ManagedFields = nil
@@ -191,10 +191,10 @@ func printRuns(out io.Writer, printer printers.ResourcePrinter, format string, r
 		}
 		return nil
 	}
-	list := &v1beta1.TaskRunList{Items: runs}
+	list := &v1.TaskRunList{Items: runs}
 	if list.Items == nil {
-		list.Items = []v1beta1.TaskRun{}
+		list.Items = []v1.TaskRun{}
 	}
-	list.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("TaskRunList"))
+	list.SetGroupVersionKind(v1.GroupVersion.WithKind("TaskRunList"))
 	return printer.PrintObj(list, out)
 }

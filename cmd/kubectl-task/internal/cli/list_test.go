@@ -99,12 +99,12 @@ taskrun.minitask.dev/greet-old
 				items = append(items, strings.Join([]string{it.APIVersion, it.Kind, it.Metadata.Name, reason}, " "))
 			}
 			want := []string{
-				"minitask.dev/v1beta1 TaskRun greet-new ",
-				"minitask.dev/v1beta1 TaskRun greet-running Running",
-				"minitask.dev/v1beta1 TaskRun greet-failed StepFailed",
-				"minitask.dev/v1beta1 TaskRun greet-old Succeeded",
+				"minitask.dev/v1 TaskRun greet-new ",
+				"minitask.dev/v1 TaskRun greet-running Running",
+				"minitask.dev/v1 TaskRun greet-failed StepFailed",
+				"minitask.dev/v1 TaskRun greet-old Succeeded",
 			}
-			if diff := cmp.Diff("minitask.dev/v1beta1 TaskRunList", list.APIVersion+" "+list.Kind); diff != "" {
+			if diff := cmp.Diff("minitask.dev/v1 TaskRunList", list.APIVersion+" "+list.Kind); diff != "" {
 				t.Errorf("list -o %s kind (-want +got):\n%s", format, diff)
 			}
 			if diff := cmp.Diff(want, items); diff != "" {

@@ -8,16 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 )
 
 func TestLogs(t *testing.T) {
 	h := newHarness(t)
 	h.history(t)
-	h.Create(t, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "greet-invalid"}, Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}}})
-	h.setRunStatus(t, "greet-invalid", v1beta1.TaskRunStatus{Conditions: []metav1.Condition{{
-		Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: string(v1beta1.ReasonInvalidParams),
+	h.Create(t, &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "greet-invalid"}, Spec: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "greet"}}})
+	h.setRunStatus(t, "greet-invalid", v1.TaskRunStatus{Conditions: []metav1.Condition{{
+		Type: v1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: string(v1.ReasonInvalidParams),
 		Message: "missing values for params with no default: greeting", LastTransitionTime: metav1.NewTime(h.now),
 	}}})
 	canned := cannedLogs{"prepare": "preparing\n", "say": "hi, world\nbye"}
@@ -80,14 +80,14 @@ func regexpMatch(pattern, s string) bool {
 // show or ends.
 func TestLogsFollowWaitsForTheTask(t *testing.T) {
 	h := newHarness(t)
-	h.Create(t, &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "early"}, Spec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "later"}}})
-	waiting := func(reason v1beta1.TaskRunReason, status metav1.ConditionStatus) v1beta1.TaskRunStatus {
-		return v1beta1.TaskRunStatus{StartTime: &metav1.Time{Time: h.now}, Conditions: []metav1.Condition{{
-			Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason),
+	h.Create(t, &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: "early"}, Spec: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "later"}}})
+	waiting := func(reason v1.TaskRunReason, status metav1.ConditionStatus) v1.TaskRunStatus {
+		return v1.TaskRunStatus{StartTime: &metav1.Time{Time: h.now}, Conditions: []metav1.Condition{{
+			Type: v1.ConditionSucceeded, Status: status, Reason: string(reason),
 			Message: "waiting for Task \"later\", which does not exist", LastTransitionTime: metav1.NewTime(h.now),
 		}}}
 	}
-	h.setRunStatus(t, "early", waiting(v1beta1.ReasonWaitingForTask, metav1.ConditionUnknown))
+	h.setRunStatus(t, "early", waiting(v1.ReasonWaitingForTask, metav1.ConditionUnknown))
 
 	done := h.startAsync(t, "logs", "early", "-f")
 	stillWaiting := func(what string) {
@@ -102,7 +102,7 @@ func TestLogsFollowWaitsForTheTask(t *testing.T) {
 	h.Create(t, greetTask("later"))
 	stillWaiting("once the Task exists, before its first step has started")
 
-	h.setRunStatus(t, "early", waiting(v1beta1.ReasonTimeout, metav1.ConditionFalse))
+	h.setRunStatus(t, "early", waiting(v1.ReasonTimeout, metav1.ConditionFalse))
 	want := result{Stderr: "TaskRun early ran no step: Failed(TaskRunTimeout); see kubectl task describe early -n NS\n"}
 	if diff := cmp.Diff(want, <-done); diff != "" {
 		t.Errorf("logs -f (-want +got):\n%s", diff)

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/cli"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 	"github.com/minitask-dev/minitask/controllers"
@@ -29,11 +28,21 @@ type harness struct {
 	now time.Time
 	// logs, if set, replaces the Pod logs API as the commands' log source.
 	logs runlogs.Source
+	// cacheDir is where the commands cache discovery (--cache-dir), the
+	// test's own.
+	cacheDir string
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return &harness{Harness: env.NewHarness(t), now: time.Now().UTC().Truncate(time.Second)}
+	return harnessOn(t, env)
+}
+
+// harnessOn is newHarness on e, an API server a test started for itself.
+func harnessOn(t *testing.T, e *testenv.Env) *harness {
+	t.Helper()
+	return &harness{Harness: e.NewHarness(t), now: time.Now().UTC().Truncate(time.Second),
+		cacheDir: t.TempDir()}
 }
 
 // env is the API server the package's tests share; nil under -short.
@@ -52,7 +61,7 @@ type result struct {
 // generated name replaced by NS.
 func (h *harness) kubectlTask(t *testing.T, args ...string) result {
 	t.Helper()
-	args = append(args, "--kubeconfig", h.Env.Kubeconfig, "-n", h.NS)
+	args = append(args, "--kubeconfig", h.Env.Kubeconfig, "-n", h.NS, "--cache-dir", h.cacheDir)
 	return h.execute(t, args)
 }
 
@@ -101,20 +110,20 @@ func (h *harness) startController(t *testing.T) {
 
 // greetTask is the Task the tests run: one param that needs a value, one with
 // a default, and two steps.
-func greetTask(name string) *v1beta1.Task {
+func greetTask(name string) *v1.Task {
 	return wrappers.Task("", name).Description("Says hello").
 		Params(
-			v1beta1.ParamSpec{Name: "greeting", Description: "What to say"},
-			v1beta1.ParamSpec{Name: "name", Description: "Who to greet", Default: ptr.To("world")},
+			v1.ParamSpec{Name: "greeting", Description: "What to say"},
+			v1.ParamSpec{Name: "name", Description: "Who to greet", Default: v1.NewStringValue("world")},
 		).
 		Step("prepare", "alpine:3", "echo preparing").
 		Step("say", "alpine:3", `echo "$(params.greeting), $(params.name)"`).Obj()
 }
 
 // waitForSummary waits until the run's status reads want, e.g. Running.
-func (h *harness) waitForSummary(t *testing.T, name, want string) *v1beta1.TaskRun {
+func (h *harness) waitForSummary(t *testing.T, name, want string) *v1.TaskRun {
 	t.Helper()
-	var run *v1beta1.TaskRun
+	var run *v1.TaskRun
 	testenv.Eventually(t, func() (bool, string) {
 		run = h.TaskRun(t, name)
 		got := runstate.Summary(run)
@@ -124,7 +133,7 @@ func (h *harness) waitForSummary(t *testing.T, name, want string) *v1beta1.TaskR
 }
 
 // setRunStatus writes a run's status, as the controller would.
-func (h *harness) setRunStatus(t *testing.T, name string, status v1beta1.TaskRunStatus) {
+func (h *harness) setRunStatus(t *testing.T, name string, status v1.TaskRunStatus) {
 	t.Helper()
-	h.UpdateTaskRunStatus(t, name, func(run *v1beta1.TaskRun) { run.Status = status })
+	h.UpdateTaskRunStatus(t, name, func(run *v1.TaskRun) { run.Status = status })
 }

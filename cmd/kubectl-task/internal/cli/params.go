@@ -7,14 +7,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/paramtext"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// parseParams reads the values of -p flags, each NAME=VALUE, in order.
-func parseParams(cmd *cobra.Command, flags []string) ([]v1beta1.Param, error) {
-	params := make([]v1beta1.Param, 0, len(flags))
+// parseParams reads the values of -p flags, each NAME=VALUE, in order, as
+// text: typeParams reads each as the type its Task declares.
+func parseParams(cmd *cobra.Command, flags []string) ([]v1.Param, error) {
+	params := make([]v1.Param, 0, len(flags))
 	seen := map[string]bool{}
 	for _, f := range flags {
 		name, value, ok := strings.Cut(f, "=")
@@ -25,15 +27,43 @@ func parseParams(cmd *cobra.Command, flags []string) ([]v1beta1.Param, error) {
 			return nil, usageErrorf(cmd, "-p %s is given twice; give each param once", name)
 		}
 		seen[name] = true
-		params = append(params, v1beta1.Param{Name: name, Value: value})
+		params = append(params, v1.Param{Name: name, Value: *v1.NewStringValue(value)})
 	}
 	return params, nil
+}
+
+// typeParams reads the text that parseParams kept of each -p value as the
+// type that task declares for its param (see paramtext.Parse): a string
+// as it is, an array or an object as JSON or between commas. A value that
+// is not of the param's type is a usage error naming the param, its type
+// and how to write it. Values for params task does not declare are left
+// as they are, for checkParams to refuse.
+func typeParams(cmd *cobra.Command, task *v1.Task, given []v1.Param) ([]v1.Param, error) {
+	specs := make(map[string]v1.ParamSpec, len(task.Spec.Params))
+	for _, p := range task.Spec.Params {
+		specs[p.Name] = p
+	}
+	typed := make([]v1.Param, 0, len(given))
+	for _, p := range given {
+		spec, declared := specs[p.Name]
+		if !declared {
+			typed = append(typed, p)
+			continue
+		}
+		value, err := paramtext.Parse(spec, p.Value.StringVal)
+		if err != nil {
+			return nil, usageErrorf(cmd, "-p %s: param %q of Task %q is %s, and %s; give %s", p.Name, p.Name, task.Name,
+				paramtext.TypeName(spec), err, paramtext.Syntax(spec))
+		}
+		typed = append(typed, v1.Param{Name: p.Name, Value: value})
+	}
+	return typed, nil
 }
 
 // checkParams refuses values for params the Task does not declare, and
 // required params that have no value, listing them and, so that a user sees
 // every param at once, the params that have defaults.
-func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []runinfo.Param) error {
+func checkParams(cmd *cobra.Command, task *v1.Task, params []runinfo.Param) error {
 	var undeclared, missingOnes, defaulted []runinfo.Param
 	for _, p := range params {
 		switch p.Source {
@@ -66,7 +96,7 @@ func checkParams(cmd *cobra.Command, task *v1beta1.Task, params []runinfo.Param)
 		b.WriteString("These have defaults, and may be left out:\n")
 		w = tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
 		for _, p := range defaulted {
-			fmt.Fprintf(w, "  %s=%s\t%s\n", p.Name, shortValue(*p.Default, wholeInTask), describeParam(p))
+			fmt.Fprintf(w, "  %s=%s\t%s\n", p.Name, shortValue(paramtext.Text(*p.Default), wholeInTask), describeParam(p))
 		}
 		_ = w.Flush()
 	}
@@ -86,7 +116,7 @@ func describeParam(p runinfo.Param) string {
 }
 
 // declaredParams says which params a Task takes, for messages.
-func declaredParams(task *v1beta1.Task) string {
+func declaredParams(task *v1.Task) string {
 	if len(task.Spec.Params) == 0 {
 		return "it takes no params"
 	}

@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 )
 
@@ -36,59 +35,84 @@ var long = strings.Repeat("0123456789abcdef", 4096)
 // characters.
 func TestDescribeParams(t *testing.T) {
 	tests := map[string]struct {
-		spec  v1beta1.ParamSpec
-		given []v1beta1.Param
+		spec  v1.ParamSpec
+		given []v1.Param
 		want  [][]string
 	}{
 		"a plain value": {
-			spec:  v1beta1.ParamSpec{Name: "greeting"},
-			given: []v1beta1.Param{{Name: "greeting", Value: "hi"}},
-			want:  [][]string{{"greeting", "hi", "run"}},
+			spec:  v1.ParamSpec{Name: "greeting"},
+			given: []v1.Param{{Name: "greeting", Value: *v1.NewStringValue("hi")}},
+			want:  [][]string{{"greeting", "string", "hi", "run"}},
 		},
 		"a value over lines, quoted onto one": {
-			spec:  v1beta1.ParamSpec{Name: "script"},
-			given: []v1beta1.Param{{Name: "script", Value: "set -e\nmake\n"}},
-			want:  [][]string{{"script", `"set -e\nmake\n"`, "run"}},
+			spec:  v1.ParamSpec{Name: "script"},
+			given: []v1.Param{{Name: "script", Value: *v1.NewStringValue("set -e\nmake\n")}},
+			want:  [][]string{{"script", "string", `"set -e\nmake\n"`, "run"}},
 		},
 		"an empty value": {
-			spec:  v1beta1.ParamSpec{Name: "greeting"},
-			given: []v1beta1.Param{{Name: "greeting"}},
-			want:  [][]string{{"greeting", `""`, "run"}},
+			spec:  v1.ParamSpec{Name: "greeting"},
+			given: []v1.Param{{Name: "greeting"}},
+			want:  [][]string{{"greeting", "string", `""`, "run"}},
 		},
 		"a value of 64 KiB, cut": {
-			spec:  v1beta1.ParamSpec{Name: "greeting"},
-			given: []v1beta1.Param{{Name: "greeting", Value: long}},
-			want:  [][]string{{"greeting", long[:100] + "... (65536 bytes in all; kubectl get tr -o yaml shows it whole)", "run"}},
+			spec:  v1.ParamSpec{Name: "greeting"},
+			given: []v1.Param{{Name: "greeting", Value: *v1.NewStringValue(long)}},
+			want:  [][]string{{"greeting", "string", long[:100] + "... (65536 bytes in all; kubectl get tr -o yaml shows it whole)", "run"}},
 		},
 		"a default over lines": {
-			spec: v1beta1.ParamSpec{Name: "greeting", Default: ptr.To("hello\nworld")},
-			want: [][]string{{"greeting", `"hello\nworld"`, "default"}},
+			spec: v1.ParamSpec{Name: "greeting", Default: v1.NewStringValue("hello\nworld")},
+			want: [][]string{{"greeting", "string", `"hello\nworld"`, "default"}},
 		},
 		"a default of 64 KiB, cut, whole in the Task": {
-			spec: v1beta1.ParamSpec{Name: "greeting", Default: ptr.To(long)},
-			want: [][]string{{"greeting", long[:100] + "... (65536 bytes in all; kubectl get task -o yaml shows it whole)", "default"}},
+			spec: v1.ParamSpec{Name: "greeting", Default: v1.NewStringValue(long)},
+			want: [][]string{{"greeting", "string", long[:100] + "... (65536 bytes in all; kubectl get task -o yaml shows it whole)", "default"}},
 		},
 		"a value for a param not declared": {
-			spec:  v1beta1.ParamSpec{Name: "greeting", Default: ptr.To("hi")},
-			given: []v1beta1.Param{{Name: "gretting", Value: "a\tb"}},
-			want:  [][]string{{"greeting", "hi", "default"}, {"gretting", `"a\tb"`, "ignored: not declared"}},
+			spec:  v1.ParamSpec{Name: "greeting", Default: v1.NewStringValue("hi")},
+			given: []v1.Param{{Name: "gretting", Value: *v1.NewStringValue("a\tb")}},
+			want:  [][]string{{"greeting", "string", "hi", "default"}, {"gretting", "string", `"a\tb"`, "ignored: not declared"}},
+		},
+		"an array value, as JSON": {
+			spec:  v1.ParamSpec{Name: "files", Type: v1.ParamTypeArray},
+			given: []v1.Param{{Name: "files", Value: *v1.NewArrayValue("a.go", "b c.go")}},
+			want:  [][]string{{"files", "array", `["a.go","b c.go"]`, "run"}},
+		},
+		"an empty array": {
+			spec:  v1.ParamSpec{Name: "files", Type: v1.ParamTypeArray},
+			given: []v1.Param{{Name: "files", Value: *v1.NewArrayValue()}},
+			want:  [][]string{{"files", "array", "[]", "run"}},
+		},
+		"an object default, as JSON with its keys sorted": {
+			spec: v1.ParamSpec{Name: "image", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"repo": {}, "tag": {}},
+				Default: v1.NewObjectValue(map[string]string{"tag": "latest", "repo": "example.org/app"})},
+			want: [][]string{{"image", "object", `{"repo":"example.org/app","tag":"latest"}`, "default"}},
+		},
+		"an array item over lines, escaped by JSON": {
+			spec:  v1.ParamSpec{Name: "files", Type: v1.ParamTypeArray},
+			given: []v1.Param{{Name: "files", Value: *v1.NewArrayValue("a\nb")}},
+			want:  [][]string{{"files", "array", `["a\nb"]`, "run"}},
+		},
+		"an array for a param not declared: its own type": {
+			spec:  v1.ParamSpec{Name: "greeting", Default: v1.NewStringValue("hi")},
+			given: []v1.Param{{Name: "files", Value: *v1.NewArrayValue("x")}},
+			want:  [][]string{{"greeting", "string", "hi", "default"}, {"files", "array", `["x"]`, "ignored: not declared"}},
 		},
 		"a param without a value": {
-			spec: v1beta1.ParamSpec{Name: "greeting"},
-			want: [][]string{{"greeting", "<none>", "missing"}},
+			spec: v1.ParamSpec{Name: "greeting"},
+			want: [][]string{{"greeting", "string", "<none>", "missing"}},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			task := &v1beta1.Task{Spec: v1beta1.TaskSpec{Params: []v1beta1.ParamSpec{tc.spec}}}
-			run := &v1beta1.TaskRun{Spec: v1beta1.TaskRunSpec{Params: tc.given}}
+			task := &v1.Task{Spec: v1.TaskSpec{Params: []v1.ParamSpec{tc.spec}}}
+			run := &v1.TaskRun{Spec: v1.TaskRunSpec{Params: tc.given}}
 			var out bytes.Buffer
 			d := describer{w: newTabWriter(&out)}
 			d.params(run, task, "")
 			if err := d.w.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			want := append([][]string{{"Params:"}, {"NAME", "VALUE", "FROM"}}, tc.want...)
+			want := append([][]string{{"Params:"}, {"NAME", "TYPE", "VALUE", "FROM"}}, tc.want...)
 			if diff := cmp.Diff(want, cells(strings.TrimPrefix(out.String(), "\n"))); diff != "" {
 				t.Errorf("Params (-want +got):\n%s", diff)
 			}
@@ -100,10 +124,10 @@ func TestDescribeParams(t *testing.T) {
 // a required param lists the others' defaults and every description on one
 // line each, as describe shows values.
 func TestMissingParamsListsDefaults(t *testing.T) {
-	task := &v1beta1.Task{Spec: v1beta1.TaskSpec{Params: []v1beta1.ParamSpec{
+	task := &v1.Task{Spec: v1.TaskSpec{Params: []v1.ParamSpec{
 		{Name: "name", Description: "Who to greet:\na name,\nor a nickname"},
-		{Name: "greeting", Description: "What to say", Default: ptr.To("hello\nthere")},
-		{Name: "closing", Default: ptr.To(long)},
+		{Name: "greeting", Description: "What to say", Default: v1.NewStringValue("hello\nthere")},
+		{Name: "closing", Default: v1.NewStringValue(long)},
 	}}}
 	err := checkParams(nil, task, runinfo.Params(task, nil))
 	var usage *usageError

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // This file holds what start --last needs beyond runops' repeat: which
@@ -17,12 +17,12 @@ import (
 // newestRunOf returns the run of Task task created last in ns, by
 // creationTimestamp, the later name breaking a tie within one second; nil
 // if the Task has none.
-func (c *Clients) newestRunOf(ctx context.Context, ns, task string) (*v1beta1.TaskRun, error) {
+func (c *Clients) newestRunOf(ctx context.Context, ns, task string) (*v1.TaskRun, error) {
 	runs, err := c.listRuns(ctx, task, client.InNamespace(ns))
 	if err != nil {
 		return nil, err
 	}
-	var newest *v1beta1.TaskRun
+	var newest *v1.TaskRun
 	for i := range runs {
 		run := &runs[i]
 		if newest == nil || newest.CreationTimestamp.Before(&run.CreationTimestamp) ||
@@ -37,21 +37,21 @@ func (c *Clients) newestRunOf(ctx context.Context, ns, task string) (*v1beta1.Ta
 // given's others after them. Params of base that task no longer declares are
 // left out, each with a warning on w: the controller would ignore them, and
 // start refuses them.
-func mergeParams(w io.Writer, task *v1beta1.Task, from string, base, given []v1beta1.Param) []v1beta1.Param {
+func mergeParams(w io.Writer, task *v1.Task, from string, base, given []v1.Param) []v1.Param {
 	declared := map[string]bool{}
 	for _, p := range task.Spec.Params {
 		declared[p.Name] = true
 	}
-	return mergeByName(w, "param", task.Name, from, declared, base, given, func(p v1beta1.Param) string { return p.Name })
+	return mergeByName(w, "param", task.Name, from, declared, base, given, func(p v1.Param) string { return p.Name })
 }
 
 // mergeWorkspaces is mergeParams for workspace bindings.
-func mergeWorkspaces(w io.Writer, task *v1beta1.Task, from string, base, given []v1beta1.WorkspaceBinding) []v1beta1.WorkspaceBinding {
+func mergeWorkspaces(w io.Writer, task *v1.Task, from string, base, given []v1.WorkspaceBinding) []v1.WorkspaceBinding {
 	declared := map[string]bool{}
 	for _, ws := range task.Spec.Workspaces {
 		declared[ws.Name] = true
 	}
-	return mergeByName(w, "workspace", task.Name, from, declared, base, given, func(b v1beta1.WorkspaceBinding) string { return b.Name })
+	return mergeByName(w, "workspace", task.Name, from, declared, base, given, func(b v1.WorkspaceBinding) string { return b.Name })
 }
 
 // mergeByName is base with given's items in place of those of the same

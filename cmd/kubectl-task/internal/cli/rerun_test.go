@@ -9,31 +9,31 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // everySetting is a run of build that sets every field a new run of the
 // same work takes, was cancelled, and carries a label of the controller's.
-func everySetting(name string) *v1beta1.TaskRun {
+func everySetting(name string) *v1.TaskRun {
 	run := wrappers.TaskRun("", name, "build").
-		Workspace(v1beta1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "build-cache"}}).
-		Workspace(v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
+		Workspace(v1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "build-cache"}}).
+		Workspace(v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "build-settings"}}}).
 		ServiceAccount("builder").
-		PodTemplate(v1beta1.PodTemplate{NodeSelector: map[string]string{"disktype": "ssd"}, PriorityClassName: "batch-low"}).
+		PodTemplate(v1.PodTemplate{NodeSelector: map[string]string{"disktype": "ssd"}, PriorityClassName: "batch-low"}).
 		Timeout(20*time.Minute).
 		Label("team", "platform").Label(runstate.LabelTaskRun, name).
 		Cancelled().Obj()
 	run.Spec.Retries = ptr.To[int32](2)
-	run.Spec.RetryOn = []v1beta1.RetryReason{v1beta1.RetryOnStepFailed}
+	run.Spec.RetryOn = []v1.RetryReason{v1.RetryOnStepFailed}
 	run.Spec.TTLSecondsAfterFinished = ptr.To[int32](600)
 	return run
 }
 
 // wantRepeated is the spec a new run of everySetting's work gets.
-func wantRepeated() v1beta1.TaskRunSpec {
+func wantRepeated() v1.TaskRunSpec {
 	spec := everySetting("x").Spec
 	spec.Status = ""
 	return spec
@@ -130,7 +130,7 @@ func TestStartLast(t *testing.T) {
 		args       []string
 		from       string
 		wantStderr string
-		wantSpec   v1beta1.TaskRunSpec
+		wantSpec   v1.TaskRunSpec
 		wantLabels map[string]string
 	}{
 		{
@@ -145,15 +145,15 @@ func TestStartLast(t *testing.T) {
 			args: []string{"start", "build", "--last", "--name", "build-3", "-w", "source=emptyDir", "-w", "scratch=pvc:tmp",
 				"--serviceaccount", "deployer", "--timeout", "5m", "-l", "team=web", "-l", "tier=nightly"},
 			from: "build-2",
-			wantSpec: func() v1beta1.TaskRunSpec {
+			wantSpec: func() v1.TaskRunSpec {
 				spec := wantRepeated()
-				spec.Workspaces = []v1beta1.WorkspaceBinding{
+				spec.Workspaces = []v1.WorkspaceBinding{
 					{Name: "source", EmptyDir: &corev1.EmptyDirVolumeSource{}},
 					spec.Workspaces[1],
 					{Name: "scratch", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "tmp"}},
 				}
 				spec.ServiceAccountName = "deployer"
-				spec.Timeout = &v1beta1.Duration{Duration: 5 * time.Minute}
+				spec.Timeouts.Total = v1.NewDuration(5 * time.Minute)
 				return spec
 			}(),
 			wantLabels: map[string]string{"team": "web", "tier": "nightly"},
@@ -163,8 +163,8 @@ func TestStartLast(t *testing.T) {
 			args:       []string{"start", "greet", "--last", "--name", "greet-c", "-p", "name=me"},
 			from:       "greet-b",
 			wantStderr: `warning: TaskRun greet-b's param "retired" is left out: Task "greet" does not declare it any more` + "\n",
-			wantSpec: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"},
-				Params: []v1beta1.Param{{Name: "greeting", Value: "hi"}, {Name: "name", Value: "me"}}},
+			wantSpec: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "greet"},
+				Params: []v1.Param{{Name: "greeting", Value: *v1.NewStringValue("hi")}, {Name: "name", Value: *v1.NewStringValue("me")}}},
 			wantLabels: map[string]string{"team": "web"},
 		},
 	}

@@ -1,5 +1,5 @@
 // Package cli is the kubectl task plugin: a cobra command tree over the
-// minitask v1beta1 API, with the usual kubectl connection flags.
+// minitask v1 API, with the usual kubectl connection flags.
 package cli
 
 import (
@@ -42,7 +42,8 @@ const rootHelp = `kubectl task starts minitask Tasks and follows their runs (Tas
 It uses your kubeconfig as kubectl does: --kubeconfig, --context and
 -n/--namespace work as they do there, and so do kubectl's other connection
 flags (--server, --token, --as, ...), which help does not list. It reads and
-writes minitask.dev/v1beta1 only.
+writes minitask.dev/v1 only, which minitask serves from release 5 on; against
+an older minitask it says so and does nothing.
 
 Exit codes:
   0    success

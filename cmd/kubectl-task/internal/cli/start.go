@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runops"
@@ -26,6 +26,7 @@ type startFlags struct {
 	serviceAccount string
 	labels         []string
 	timeout        string
+	pendingTimeout string
 	name           string
 	generateName   bool
 	last           bool
@@ -42,15 +43,24 @@ that follows its logs.
 
 Before creating anything, start checks the params: every param the Task declares
 without a default needs a value (-p NAME=VALUE); start lists those that are
-missing, with their descriptions, and the params that have defaults. A -w
-for a workspace the Task does not declare is refused too, naming those it
+missing, with their descriptions, and the params that have defaults.
+
+A -p value is read as the type the Task declares for its param: a string as
+it is; an array as a JSON array of strings (-p 'files=["a.go","b c.go"]') or
+as items between commas (-p files=a.go,b.go; empty: no item); an object as a
+JSON object of strings (-p 'image={"repo":"example.org/app","tag":"v2"}') or
+as KEY=VALUE pairs between commas (-p image=repo=example.org/app,tag=v2),
+giving every key the param declares. A value that is not of the param's type
+is refused, saying how to write it.
+
+A -w for a workspace the Task does not declare is refused, naming those it
 declares; a workspace left unbound is an emptyDir for the run's Pod.
 
 With --last, the run takes the params, workspaces, ServiceAccount, Pod
-template, timeout, retries, retryOn, TTL and labels of the Task's newest run
-(by creation time); -p, -w, -l, --serviceaccount and --timeout override them,
-one by one. What the newest run set that the Task no longer declares is left
-out, with a warning.
+template, timeouts, retries, retryOn, TTL and labels of the Task's newest run
+(by creation time); -p, -w, -l, --serviceaccount, --timeout and
+--pending-timeout override them, one by one. What the newest run set that the
+Task no longer declares is left out, with a warning.
 
 With --wait or --showlog, start waits for the run to finish, and exits 0 when
 it succeeded, or 1 with the reason when it failed. Should the logs stop before
@@ -66,6 +76,10 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
   kubectl task start build -w source=pvc:build-cache -w settings=configmap:build-settings \
     --serviceaccount builder -l team=platform
 
+  # Run lint on two files (an array param), with an image (an object param),
+  # failing if its Pod has not started a step within 5 minutes
+  kubectl task start lint -p files=main.go,util.go -p image=repo=golang,tag=1.26 --pending-timeout 5m
+
   # Run build again as its newest run did, but with another value for tag
   kubectl task start build --last -p tag=v2`,
 		Args:              exactlyOne("the name of a Task"),
@@ -75,15 +89,18 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&f.params, "param", "p", nil, "A param's value, as NAME=VALUE; repeat for each param")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "A param's value, as NAME=VALUE; repeat for each param. "+
+		"An array: a JSON array or a,b,c; an object: a JSON object or KEY=VALUE,KEY=VALUE")
 	fl.StringArrayVarP(&f.workspaces, "workspace", "w", nil, "Bind a workspace of the Task: "+workspaceFlagHelp+"; repeat for each workspace")
 	fl.StringVar(&f.serviceAccount, "serviceaccount", "", "The ServiceAccount the run's Pod runs as (default: none, and no API token)")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "A label of the run, as KEY=VALUE; repeat for each label")
 	fl.StringVar(&f.timeout, "timeout", "", "How long the run may take, e.g. 10m or 1h30m; 0s means no limit (default: the controller's, "+
 		flagDuration(runstate.DefaultTimeout)+" unless set)")
+	fl.StringVar(&f.pendingTimeout, "pending-timeout", "", "How long the run may wait for its first step to start (scheduling, image pulls, mounts, its Task), "+
+		"e.g. 5m; 0s means no limit (default: the controller's limits)")
 	fl.StringVar(&f.name, "name", "", "The TaskRun's name (default: generated, TASK-xxxxx)")
 	fl.BoolVar(&f.generateName, "generate-name", false, "Generate the TaskRun's name from the Task's, TASK-xxxxx (the default; excludes --name)")
-	fl.BoolVar(&f.last, "last", false, "Take the params, workspaces, ServiceAccount, Pod template, timeout, retries, TTL and labels of the Task's newest run; other flags override them")
+	fl.BoolVar(&f.last, "last", false, "Take the params, workspaces, ServiceAccount, Pod template, timeouts, retries, TTL and labels of the Task's newest run; other flags override them")
 	f.follow.addFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("workspace", p.completeWorkspaces)
 	_ = cmd.RegisterFlagCompletionFunc("serviceaccount", p.completeServiceAccounts)
@@ -115,13 +132,13 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if f.name != "" && f.generateName {
 		return usageErrorf(cmd, "give --name or --generate-name, not both")
 	}
-	var timeout *v1beta1.Duration
-	if cmd.Flags().Changed("timeout") {
-		d, err := time.ParseDuration(f.timeout)
-		if err != nil || d < 0 {
-			return usageErrorf(cmd, "--timeout %q is not a duration such as 10m or 1h30m (0s means no limit)", f.timeout)
-		}
-		timeout = &v1beta1.Duration{Duration: d}
+	timeout, err := durationFlag(cmd, "timeout", f.timeout, "10m or 1h30m")
+	if err != nil {
+		return err
+	}
+	pendingTimeout, err := durationFlag(cmd, "pending-timeout", f.pendingTimeout, "5m or 90s")
+	if err != nil {
+		return err
 	}
 
 	c, ns, err := p.connect()
@@ -135,14 +152,17 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if err := checkWorkspaces(cmd, task, workspaces); err != nil {
 		return err
 	}
+	if given, err = typeParams(cmd, task, given); err != nil {
+		return err
+	}
 
-	run := &v1beta1.TaskRun{
+	run := &v1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.name, Labels: runLabels},
-		Spec: v1beta1.TaskRunSpec{
-			TaskRef:            v1beta1.TaskRef{Name: task.Name},
+		Spec: v1.TaskRunSpec{
+			TaskRef:            v1.TaskRef{Name: task.Name},
 			Params:             given,
 			Workspaces:         workspaces,
-			Timeout:            timeout,
+			Timeouts:           v1.Timeouts{Total: timeout, Pending: pendingTimeout},
 			ServiceAccountName: f.serviceAccount,
 		},
 	}
@@ -163,7 +183,10 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 			run.Spec.ServiceAccountName = f.serviceAccount
 		}
 		if timeout != nil {
-			run.Spec.Timeout = timeout
+			run.Spec.Timeouts.Total = timeout
+		}
+		if pendingTimeout != nil {
+			run.Spec.Timeouts.Pending = pendingTimeout
 		}
 		run.Labels = mergeLabels(runops.RepeatedLabels(last), runLabels)
 	}
@@ -171,6 +194,20 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 		return err
 	}
 	return p.createAndFollow(ctx, c, run, from, f.follow)
+}
+
+// durationFlag reads the duration flag name, nil when it is not given; a
+// value that is no duration, or is negative, is a usage error that gives
+// examples.
+func durationFlag(cmd *cobra.Command, name, value, examples string) (*v1.Duration, error) {
+	if !cmd.Flags().Changed(name) {
+		return nil, nil
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil || d < 0 {
+		return nil, usageErrorf(cmd, "--%s %q is not a duration such as %s (0s means no limit)", name, value, examples)
+	}
+	return v1.NewDuration(d), nil
 }
 
 // followFlags say whether a command that starts a run waits for it.
@@ -187,7 +224,7 @@ func (f *followFlags) addFlags(cmd *cobra.Command) {
 // createAndFollow creates run, named after its Task unless it has a name,
 // says so (and, if from is set, which run it repeats), then follows it as f
 // asks.
-func (p *plugin) createAndFollow(ctx context.Context, c *Clients, run *v1beta1.TaskRun, from string, f followFlags) error {
+func (p *plugin) createAndFollow(ctx context.Context, c *Clients, run *v1.TaskRun, from string, f followFlags) error {
 	ns := run.Namespace
 	if err := runops.Create(ctx, c.Client, run); err != nil {
 		if apierrors.IsAlreadyExists(err) {
@@ -231,7 +268,7 @@ func (p *plugin) createAndFollow(ctx context.Context, c *Clients, run *v1beta1.T
 
 // finishedRunResult reports a finished run: a line on w when it succeeded,
 // an error with its reason (exit code 1) when it failed.
-func finishedRunResult(w io.Writer, run *v1beta1.TaskRun) error {
+func finishedRunResult(w io.Writer, run *v1.TaskRun) error {
 	c := runstate.Succeeded(run)
 	if c.Status == metav1.ConditionTrue {
 		fmt.Fprintf(w, "TaskRun %s succeeded in %s\n", run.Name, runDuration(run))
@@ -242,6 +279,6 @@ func finishedRunResult(w io.Writer, run *v1beta1.TaskRun) error {
 }
 
 // runDuration is how long a finished run took.
-func runDuration(run *v1beta1.TaskRun) string {
+func runDuration(run *v1.TaskRun) string {
 	return between(run.Status.StartTime, run.Status.CompletionTime)
 }

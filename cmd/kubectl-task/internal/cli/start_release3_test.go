@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // TestStartBindings checks start's -w, --serviceaccount and -l: what they
@@ -25,9 +25,9 @@ func TestStartBindings(t *testing.T) {
 			t.Fatalf("start (-want +got):\n%s", diff)
 		}
 		run := h.TaskRun(t, "build-1")
-		wantSpec := v1beta1.TaskRunSpec{
-			TaskRef: v1beta1.TaskRef{Name: "build"},
-			Workspaces: []v1beta1.WorkspaceBinding{
+		wantSpec := v1.TaskRunSpec{
+			TaskRef: v1.TaskRef{Name: "build"},
+			Workspaces: []v1.WorkspaceBinding{
 				{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "build-cache"}},
 				{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "build-settings"}}},
 				{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{}},
@@ -45,16 +45,16 @@ func TestStartBindings(t *testing.T) {
 	t.Run("a Secret, and no flags of release 3 leave the spec as before", func(t *testing.T) {
 		for _, tc := range []struct {
 			args []string
-			want v1beta1.TaskRunSpec
+			want v1.TaskRunSpec
 		}{
 			{
 				args: []string{"start", "build", "--name", "build-secret", "-w", "settings=secret:build-creds"},
-				want: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "build"},
-					Workspaces: []v1beta1.WorkspaceBinding{{Name: "settings", Secret: &corev1.SecretVolumeSource{SecretName: "build-creds"}}}},
+				want: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "build"},
+					Workspaces: []v1.WorkspaceBinding{{Name: "settings", Secret: &corev1.SecretVolumeSource{SecretName: "build-creds"}}}},
 			},
 			{
 				args: []string{"start", "build", "--name", "build-bare"},
-				want: v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "build"}},
+				want: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "build"}},
 			},
 		} {
 			if got := h.kubectlTask(t, tc.args...); got.Code != 0 {

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -30,10 +30,10 @@ func TestStart(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("start (-want +got):\n%s", diff)
 		}
-		wantSpec := v1beta1.TaskRunSpec{
-			TaskRef: v1beta1.TaskRef{Name: "greet"},
-			Params:  []v1beta1.Param{{Name: "greeting", Value: "hi"}},
-			Timeout: &v1beta1.Duration{Duration: 10 * time.Minute},
+		wantSpec := v1.TaskRunSpec{
+			TaskRef:  v1.TaskRef{Name: "greet"},
+			Params:   []v1.Param{{Name: "greeting", Value: *v1.NewStringValue("hi")}},
+			Timeouts: v1.Timeouts{Total: v1.NewDuration(10 * time.Minute)},
 		}
 		if diff := cmp.Diff(wantSpec, h.TaskRun(t, "greet-1").Spec); diff != "" {
 			t.Errorf("TaskRun spec (-want +got):\n%s", diff)
@@ -57,15 +57,14 @@ func TestStart(t *testing.T) {
 			return startedEvent.MatchString(out), out
 		}, "describe greet-1 to show the Started Event")
 		for _, want := range []string{
-			"  greeting   hi      run\n",
-			"  name       world   default\n",
+			"  greeting   string   hi      run\n",
+			"  name       string   world   default\n",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("describe greet-1 shows no %q:\n%s", want, out)
 			}
 		}
-		// The header's labels align with its longest, "Why Pending:" while
-		// the run waits for its Pod.
+		// The header's labels align with its longest, "Pending timeout:".
 		if timeout := regexp.MustCompile(`(?m)^Timeout: +10m0s$`); !timeout.MatchString(out) {
 			t.Errorf("describe greet-1 shows no %q:\n%s", timeout, out)
 		}
@@ -78,7 +77,7 @@ func TestStart(t *testing.T) {
 		if got.Code != 0 || got.Stderr != "" || m == nil || m[1] != m[2] {
 			t.Fatalf("start --generate-name: %+v, want stdout matching %s", got, want)
 		}
-		if diff := cmp.Diff([]v1beta1.Param{{Name: "greeting", Value: "hey"}, {Name: "name", Value: "you"}}, h.TaskRun(t, m[1]).Spec.Params); diff != "" {
+		if diff := cmp.Diff([]v1.Param{{Name: "greeting", Value: *v1.NewStringValue("hey")}, {Name: "name", Value: *v1.NewStringValue("you")}}, h.TaskRun(t, m[1]).Spec.Params); diff != "" {
 			t.Errorf("TaskRun params (-want +got):\n%s", diff)
 		}
 	})

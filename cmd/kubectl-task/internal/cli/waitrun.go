@@ -14,7 +14,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -28,14 +28,14 @@ import (
 // runOutcome is what waiting for a run found: the run as it finished, or
 // why the wait ended without it.
 type runOutcome struct {
-	run *v1beta1.TaskRun
+	run *v1.TaskRun
 	err error
 }
 
 // watchRun waits in the background for run, as create returned it, to
 // finish. It is started before --showlog follows the logs, so that what the
 // run goes through meanwhile is seen, however long the logs take.
-func watchRun(ctx context.Context, c *Clients, run *v1beta1.TaskRun) <-chan runOutcome {
+func watchRun(ctx context.Context, c *Clients, run *v1.TaskRun) <-chan runOutcome {
 	outcome := make(chan runOutcome, 1)
 	go func() {
 		done, err := waitForRun(ctx, c, run)
@@ -46,7 +46,7 @@ func watchRun(ctx context.Context, c *Clients, run *v1beta1.TaskRun) <-chan runO
 
 // waitForRun watches run from its resourceVersion until it has finished,
 // and returns it as it finished.
-func waitForRun(ctx context.Context, c *Clients, run *v1beta1.TaskRun) (*v1beta1.TaskRun, error) {
+func waitForRun(ctx context.Context, c *Clients, run *v1.TaskRun) (*v1.TaskRun, error) {
 	for !runstate.Finished(run) {
 		last, err := watchUntilFinished(ctx, c, run)
 		switch {
@@ -62,7 +62,7 @@ func waitForRun(ctx context.Context, c *Clients, run *v1beta1.TaskRun) (*v1beta1
 		// The API server no longer keeps the changes since run's
 		// resourceVersion (the watch was cut off for long): what happened
 		// meanwhile is lost; go on from the run as it is now.
-		run = &v1beta1.TaskRun{}
+		run = &v1.TaskRun{}
 		err = c.Client.Get(ctx, client.ObjectKey{Namespace: last.Namespace, Name: last.Name}, run)
 		if apierrors.IsNotFound(err) {
 			return nil, &runDeletedError{run: last, unseen: true}
@@ -75,7 +75,7 @@ func waitForRun(ctx context.Context, c *Clients, run *v1beta1.TaskRun) (*v1beta1
 }
 
 // waitError says that the wait for run failed, not the run, which goes on.
-func waitError(run *v1beta1.TaskRun, err error, host string) error {
+func waitError(run *v1.TaskRun, err error, host string) error {
 	return fmt.Errorf("waiting for TaskRun %s to finish: %w", run.Name, clusterError(err, host))
 }
 
@@ -83,11 +83,11 @@ func waitError(run *v1beta1.TaskRun, err error, host string) error {
 // client-go's RetryWatcher, which watches again from the last change seen
 // when the API server ends a watch, until a change shows it finished. On an
 // error it returns run as it was last seen, with the error.
-func watchUntilFinished(ctx context.Context, c *Clients, run *v1beta1.TaskRun) (*v1beta1.TaskRun, error) {
+func watchUntilFinished(ctx context.Context, c *Clients, run *v1.TaskRun) (*v1.TaskRun, error) {
 	wctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	watcher := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		w, err := c.Client.Watch(ctx, &v1beta1.TaskRunList{}, client.InNamespace(run.Namespace),
+		w, err := c.Client.Watch(ctx, &v1.TaskRunList{}, client.InNamespace(run.Namespace),
 			client.MatchingFields{"metadata.name": run.Name}, &client.ListOptions{Raw: &opts})
 		if err != nil && !utilnet.IsProbableEOF(err) && !utilnet.IsTimeout(err) {
 			// RetryWatcher would try again for ever, logging each failure
@@ -110,7 +110,7 @@ func watchUntilFinished(ctx context.Context, c *Clients, run *v1beta1.TaskRun) (
 		default:
 			return false, nil
 		}
-		seen, ok := ev.Object.(*v1beta1.TaskRun)
+		seen, ok := ev.Object.(*v1.TaskRun)
 		if !ok {
 			return false, fmt.Errorf("watching TaskRun %s: got a %T", run.Name, ev.Object)
 		}
@@ -130,7 +130,7 @@ func watchUntilFinished(ctx context.Context, c *Clients, run *v1beta1.TaskRun) (
 // and the likely cause.
 type runDeletedError struct {
 	// run is the run as last seen.
-	run *v1beta1.TaskRun
+	run *v1.TaskRun
 	// unseen is set when the deletion itself was not seen either: the run
 	// may have finished meanwhile.
 	unseen bool

@@ -10,7 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -24,8 +24,8 @@ func TestWaitForARunDeletedAsItFinishes(t *testing.T) {
 	h := newHarness(t)
 	h.Create(t, greetTask("greet"), wrappers.TaskRun("", "greet-earlier", "greet").Param("greeting", "hi").Obj())
 	h.logs = cannedLogs{"prepare": "preparing\n", "say": "hi, world\n"}
-	succeeded := h.finishedStatus(v1beta1.ReasonSucceeded, "every step exited 0", -3*time.Second, 0)
-	failed := h.finishedStatus(v1beta1.ReasonStepFailed, `step "say" exited with code 3`, -3*time.Second, 0)
+	succeeded := h.finishedStatus(v1.ReasonSucceeded, "every step exited 0", -3*time.Second, 0)
+	failed := h.finishedStatus(v1.ReasonStepFailed, `step "say" exited with code 3`, -3*time.Second, 0)
 	started := func(run string) string {
 		return fmt.Sprintf("TaskRun %s started in namespace NS\nFollow its logs with: kubectl task logs %s -f -n NS\n", run, run)
 	}
@@ -35,7 +35,7 @@ func TestWaitForARunDeletedAsItFinishes(t *testing.T) {
 		// run is the run the command starts; status, if set, is its final
 		// status, written just before it is deleted.
 		run    string
-		status *v1beta1.TaskRunStatus
+		status *v1.TaskRunStatus
 		want   result
 	}{
 		"start --wait, the run succeeded": {
@@ -71,7 +71,7 @@ func TestWaitForARunDeletedAsItFinishes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			done := h.startAsync(t, tc.args...)
 			testenv.Eventually(t, func() (bool, string) {
-				err := env.Client.Get(context.Background(), h.Key(tc.run), &v1beta1.TaskRun{})
+				err := env.Client.Get(context.Background(), h.Key(tc.run), &v1.TaskRun{})
 				return err == nil, fmt.Sprint(err)
 			}, "TaskRun %s to be created", tc.run)
 			if tc.status != nil {
@@ -80,7 +80,7 @@ func TestWaitForARunDeletedAsItFinishes(t *testing.T) {
 			// Gone at once: the controller deletes in the foreground, and
 			// the garbage collector, which envtest lacks, soon deletes the
 			// run after its Pod.
-			if err := env.Client.Delete(context.Background(), &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: tc.run}}); err != nil {
+			if err := env.Client.Delete(context.Background(), &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: tc.run}}); err != nil {
 				t.Fatalf("deleting TaskRun %s: %v", tc.run, err)
 			}
 			if diff := cmp.Diff(tc.want, <-done); diff != "" {

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -25,22 +25,22 @@ import (
 // cannot be made to do (a resourceVersion too old to watch from).
 func TestWaitForRun(t *testing.T) {
 	// The run as created, at resourceVersion 1, and as it goes on.
-	run := func(rv string, reason v1beta1.TaskRunReason) *v1beta1.TaskRun {
-		r := &v1beta1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "greet-1", ResourceVersion: rv}}
+	run := func(rv string, reason v1.TaskRunReason) *v1.TaskRun {
+		r := &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "greet-1", ResourceVersion: rv}}
 		if reason == "" {
 			return r
 		}
 		status := metav1.ConditionUnknown
 		switch reason {
-		case v1beta1.ReasonSucceeded:
+		case v1.ReasonSucceeded:
 			status = metav1.ConditionTrue
-		case v1beta1.ReasonStepFailed:
+		case v1.ReasonStepFailed:
 			status = metav1.ConditionFalse
 		}
-		r.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: status, Reason: string(reason)}}
+		r.Status.Conditions = []metav1.Condition{{Type: v1.ConditionSucceeded, Status: status, Reason: string(reason)}}
 		return r
 	}
-	event := func(typ watch.EventType, r *v1beta1.TaskRun) watch.Event { return watch.Event{Type: typ, Object: r} }
+	event := func(typ watch.EventType, r *v1.TaskRun) watch.Event { return watch.Event{Type: typ, Object: r} }
 	tooOld := watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired("too old resource version: 1 (40)").ErrStatus}
 	lost := "TaskRun greet-1 was deleted before its outcome could be seen (it was Running when last seen): if it finished, " +
 		"its time to live after finishing (spec.ttlSecondsAfterFinished, or the manager's --default-ttl-after-finished) was short " +
@@ -53,7 +53,7 @@ func TestWaitForRun(t *testing.T) {
 		// watchErr, if set, is what every watch request gets instead.
 		watchErr error
 		// stored is the run as a GET reads it now; nil: it is gone.
-		stored *v1beta1.TaskRun
+		stored *v1.TaskRun
 		// wantReason is the reason of the run returned, else wantErr.
 		wantReason string
 		wantErr    string
@@ -63,56 +63,56 @@ func TestWaitForRun(t *testing.T) {
 		"finished, then deleted at once": {
 			// A run whose TTL after finishing is 0.
 			watches: []scriptedWatch{{events: []watch.Event{
-				event(watch.Modified, run("2", v1beta1.ReasonRunning)),
-				event(watch.Modified, run("3", v1beta1.ReasonSucceeded)),
-				event(watch.Deleted, run("4", v1beta1.ReasonSucceeded)),
+				event(watch.Modified, run("2", v1.ReasonRunning)),
+				event(watch.Modified, run("3", v1.ReasonSucceeded)),
+				event(watch.Deleted, run("4", v1.ReasonSucceeded)),
 			}}},
 			wantReason: "Succeeded",
 			wantFrom:   []string{"1"},
 		},
 		"failed": {
-			watches:    []scriptedWatch{{events: []watch.Event{event(watch.Modified, run("2", v1beta1.ReasonStepFailed))}}},
+			watches:    []scriptedWatch{{events: []watch.Event{event(watch.Modified, run("2", v1.ReasonStepFailed))}}},
 			wantReason: "StepFailed",
 			wantFrom:   []string{"1"},
 		},
 		"deleted while it went on": {
 			watches: []scriptedWatch{{events: []watch.Event{
-				event(watch.Modified, run("2", v1beta1.ReasonRunning)),
-				event(watch.Deleted, run("3", v1beta1.ReasonRunning)),
+				event(watch.Modified, run("2", v1.ReasonRunning)),
+				event(watch.Deleted, run("3", v1.ReasonRunning)),
 			}}},
 			wantErr:  "TaskRun greet-1 was deleted while it was Running, before it finished: someone deleted it, or its namespace, and its outcome is lost",
 			wantFrom: []string{"1"},
 		},
 		"a watch cut off goes on from the last change seen": {
 			watches: []scriptedWatch{
-				{events: []watch.Event{event(watch.Modified, run("2", v1beta1.ReasonRunning))}, ends: true},
-				{events: []watch.Event{event(watch.Modified, run("3", v1beta1.ReasonSucceeded))}},
+				{events: []watch.Event{event(watch.Modified, run("2", v1.ReasonRunning))}, ends: true},
+				{events: []watch.Event{event(watch.Modified, run("3", v1.ReasonSucceeded))}},
 			},
 			wantReason: "Succeeded",
 			wantFrom:   []string{"1", "2"},
 		},
 		"too old to watch from, and finished meanwhile": {
 			watches: []scriptedWatch{
-				{events: []watch.Event{event(watch.Modified, run("2", v1beta1.ReasonRunning))}, ends: true},
+				{events: []watch.Event{event(watch.Modified, run("2", v1.ReasonRunning))}, ends: true},
 				{events: []watch.Event{tooOld}},
 			},
-			stored:     run("7", v1beta1.ReasonSucceeded),
+			stored:     run("7", v1.ReasonSucceeded),
 			wantReason: "Succeeded",
 			wantFrom:   []string{"1", "2"},
 		},
 		"too old to watch from, and going on": {
 			watches: []scriptedWatch{
-				{events: []watch.Event{event(watch.Modified, run("2", v1beta1.ReasonRunning))}, ends: true},
+				{events: []watch.Event{event(watch.Modified, run("2", v1.ReasonRunning))}, ends: true},
 				{events: []watch.Event{tooOld}},
-				{events: []watch.Event{event(watch.Modified, run("8", v1beta1.ReasonSucceeded))}},
+				{events: []watch.Event{event(watch.Modified, run("8", v1.ReasonSucceeded))}},
 			},
-			stored:     run("7", v1beta1.ReasonRunning),
+			stored:     run("7", v1.ReasonRunning),
 			wantReason: "Succeeded",
 			wantFrom:   []string{"1", "2", "7"},
 		},
 		"too old to watch from, and gone": {
 			watches: []scriptedWatch{
-				{events: []watch.Event{event(watch.Modified, run("2", v1beta1.ReasonRunning))}, ends: true},
+				{events: []watch.Event{event(watch.Modified, run("2", v1.ReasonRunning))}, ends: true},
 				{events: []watch.Event{tooOld}},
 			},
 			wantErr:  lost,

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 )
 
@@ -13,8 +13,8 @@ import (
 const workspaceFlagHelp = runinfo.WorkspaceSyntax
 
 // parseWorkspaces reads the values of -w flags, each NAME=SOURCE, in order.
-func parseWorkspaces(cmd *cobra.Command, flags []string) ([]v1beta1.WorkspaceBinding, error) {
-	bindings := make([]v1beta1.WorkspaceBinding, 0, len(flags))
+func parseWorkspaces(cmd *cobra.Command, flags []string) ([]v1.WorkspaceBinding, error) {
+	bindings := make([]v1.WorkspaceBinding, 0, len(flags))
 	seen := map[string]bool{}
 	for _, f := range flags {
 		b, err := runinfo.ParseWorkspace(f)
@@ -33,7 +33,7 @@ func parseWorkspaces(cmd *cobra.Command, flags []string) ([]v1beta1.WorkspaceBin
 // checkWorkspaces refuses bindings of workspaces the Task does not declare:
 // the controller would ignore them, and the workspace meant (a typo's) would
 // silently be an emptyDir.
-func checkWorkspaces(cmd *cobra.Command, task *v1beta1.Task, bindings []v1beta1.WorkspaceBinding) error {
+func checkWorkspaces(cmd *cobra.Command, task *v1.Task, bindings []v1.WorkspaceBinding) error {
 	declared := map[string]bool{}
 	for _, w := range task.Spec.Workspaces {
 		declared[w.Name] = true
@@ -47,7 +47,7 @@ func checkWorkspaces(cmd *cobra.Command, task *v1beta1.Task, bindings []v1beta1.
 }
 
 // declaredWorkspaces says which workspaces a Task declares, for messages.
-func declaredWorkspaces(task *v1beta1.Task) string {
+func declaredWorkspaces(task *v1.Task) string {
 	if len(task.Spec.Workspaces) == 0 {
 		return "it declares no workspaces"
 	}

@@ -10,8 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/pages"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/paramtext"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runops"
 )
@@ -106,16 +107,22 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := pages.TaskPath(task.Namespace, task.Name)
-	run := &v1beta1.TaskRun{
+	run := &v1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: task.Namespace, Name: strings.TrimSpace(r.PostFormValue("name"))},
-		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: task.Name}},
+		Spec:       v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: task.Name}},
 	}
 	for _, p := range task.Spec.Params {
 		value, given := r.PostForm[pages.ParamField(p.Name)]
-		if !given || (p.Default != nil && value[0] == *p.Default) || (p.Default == nil && value[0] == "") {
+		if !given || (p.Default != nil && value[0] == paramtext.Text(*p.Default)) || (p.Default == nil && value[0] == "") {
 			continue
 		}
-		run.Spec.Params = append(run.Spec.Params, v1beta1.Param{Name: p.Name, Value: value[0]})
+		v, err := paramtext.Parse(p, value[0])
+		if err != nil {
+			s.refuse(w, r, http.StatusBadRequest, "Malformed param",
+				fmt.Sprintf("Param %s is %s: %s. Give %s.", p.Name, paramtext.TypeName(p), err, paramtext.Syntax(p)), back, "Back to the Task")
+			return
+		}
+		run.Spec.Params = append(run.Spec.Params, v1.Param{Name: p.Name, Value: v})
 	}
 	for _, ws := range task.Spec.Workspaces {
 		source := strings.TrimSpace(r.PostFormValue(pages.WorkspaceField(ws.Name)))

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -36,7 +36,7 @@ func rows(page string) []string {
 // started writes a run's start time, as the controller would.
 func (s *served) started(t *testing.T, name string, at time.Time) {
 	t.Helper()
-	s.UpdateTaskRunStatus(t, name, func(run *v1beta1.TaskRun) { run.Status.StartTime = &metav1.Time{Time: at} })
+	s.UpdateTaskRunStatus(t, name, func(run *v1.TaskRun) { run.Status.StartTime = &metav1.Time{Time: at} })
 }
 
 // TestRunsPage lists the runs the API server holds, newest first by start,
@@ -143,8 +143,8 @@ func TestLiveRuns(t *testing.T) {
 	if ev := next(t, events, "new"); !strings.Contains(ev.data, `id="run/`+s.NS+`/new"`) || !strings.Contains(ev.data, "Pending") {
 		t.Errorf("the new run's row: %s", ev.data)
 	}
-	s.UpdateTaskRunStatus(t, "before", func(run *v1beta1.TaskRun) {
-		run.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: "Running",
+	s.UpdateTaskRunStatus(t, "before", func(run *v1.TaskRun) {
+		run.Status.Conditions = []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: "Running",
 			Message: "running step", LastTransitionTime: metav1.Now()}}
 	})
 	if ev := next(t, events, "run"); !strings.Contains(ev.data, `id="run/`+s.NS+`/before"`) || !strings.Contains(ev.data, "Running") {
@@ -191,8 +191,8 @@ func TestActions(t *testing.T) {
 		t.Fatalf("start: %d to %q\n%s", code, to, body)
 	}
 	run := s.TaskRun(t, "greet-1")
-	want := v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}, Params: []v1beta1.Param{{Name: "greeting", Value: "hi"}},
-		Workspaces: []v1beta1.WorkspaceBinding{{Name: "src", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}}
+	want := v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "greet"}, Params: []v1.Param{{Name: "greeting", Value: *v1.NewStringValue("hi")}},
+		Workspaces: []v1.WorkspaceBinding{{Name: "src", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}}
 	if diff := cmp.Diff(want, run.Spec); diff != "" {
 		t.Errorf("the started run's spec, the default left out (-want +got):\n%s", diff)
 	}
@@ -206,7 +206,7 @@ func TestActions(t *testing.T) {
 	if code, to, body := s.post(t, "/runs/"+s.NS+"/greet-1/cancel", url.Values{}); code != http.StatusSeeOther || to != "/runs/"+s.NS+"/greet-1?done=cancelled" {
 		t.Fatalf("cancel: %d to %q\n%s", code, to, body)
 	}
-	if got := s.TaskRun(t, "greet-1").Spec.Status; got != v1beta1.TaskRunSpecStatusCancelled {
+	if got := s.TaskRun(t, "greet-1").Spec.Status; got != v1.TaskRunSpecStatusCancelled {
 		t.Errorf("after cancel, spec.status is %q", got)
 	}
 
@@ -220,8 +220,8 @@ func TestActions(t *testing.T) {
 		t.Errorf("the rerun's spec: greet-1's, not cancelled (-want +got):\n%s", diff)
 	}
 
-	s.UpdateTaskRunStatus(t, "greet-1", func(run *v1beta1.TaskRun) {
-		run.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "TaskRunCancelled", LastTransitionTime: metav1.Now()}}
+	s.UpdateTaskRunStatus(t, "greet-1", func(run *v1.TaskRun) {
+		run.Status.Conditions = []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "TaskRunCancelled", LastTransitionTime: metav1.Now()}}
 	})
 	if code, _, body := s.post(t, "/runs/"+s.NS+"/greet-1/cancel", url.Values{}); code != http.StatusConflict || !strings.Contains(body, "has already finished") {
 		t.Errorf("cancel of a finished run: %d\n%s", code, body)
@@ -230,7 +230,7 @@ func TestActions(t *testing.T) {
 	if code, to, body := s.post(t, "/runs/"+s.NS+"/greet-1/delete", url.Values{}); code != http.StatusSeeOther || to != "/runs?done=deleted&run=greet-1" {
 		t.Fatalf("delete: %d to %q\n%s", code, to, body)
 	}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.NS, Name: "greet-1"}, &v1beta1.TaskRun{}); !apierrors.IsNotFound(err) {
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.NS, Name: "greet-1"}, &v1.TaskRun{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after delete: %v", err)
 	}
 	if code, _, _ := s.post(t, "/runs/other-namespace/x/cancel", url.Values{}); code != http.StatusNotFound {
@@ -260,9 +260,9 @@ func TestReadOnly(t *testing.T) {
 	}
 }
 
-// TestYAMLInBothVersions shows a v1beta1 run as v1alpha1 serves it,
-// converted by the webhook, beside v1beta1, without managedFields.
-func TestYAMLInBothVersions(t *testing.T) {
+// TestYAMLInEveryVersion shows a v1 run as v1beta1 and v1alpha1 serve it,
+// converted by the webhook, beside v1, without managedFields.
+func TestYAMLInEveryVersion(t *testing.T) {
 	s := serve(t, "")
 	s.Create(t, wrappers.TaskRun("", "r", "greet").Param("greeting", "hi").Obj())
 	code, page := s.get(t, "/runs/"+s.NS+"/r/yaml")
@@ -270,7 +270,8 @@ func TestYAMLInBothVersions(t *testing.T) {
 		t.Fatalf("%d\n%s", code, page)
 	}
 	for _, want := range []string{"apiVersion: minitask.dev/v1alpha1", "taskRef: greet\n", "minitask.dev/conversion-data:",
-		"apiVersion: minitask.dev/v1beta1", "taskRef:\n    name: greet", "- name: greeting\n    value: hi"} {
+		"apiVersion: minitask.dev/v1beta1", "taskRef:\n    name: greet", "- name: greeting\n    value: hi",
+		"apiVersion: minitask.dev/v1\n"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("no %q in:\n%s", want, page)
 		}
@@ -289,7 +290,7 @@ func TestSecretsNeverRead(t *testing.T) {
 	task.Spec.Steps[0].Env = []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "registry"}, Key: "token"}}}}
 	s.Create(t, task, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "git"}, StringData: map[string]string{"token": "s3cret"}},
-		wrappers.TaskRun("", "r", "deploy").Workspace(v1beta1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git"}}).Obj())
+		wrappers.TaskRun("", "r", "deploy").Workspace(v1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git"}}).Obj())
 	pages := map[string]string{}
 	for _, path := range []string{"/runs", "/runs/" + s.NS + "/r", "/runs/" + s.NS + "/r/yaml", "/runs/" + s.NS + "/r/log.txt", "/tasks", "/tasks/" + s.NS + "/deploy"} {
 		_, pages[path] = s.get(t, path)

@@ -34,7 +34,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, what string, err e
 		page.Hint = "Log in again (your kubeconfig's credentials may have expired), then reload."
 	case meta.IsNoMatchError(err):
 		page.Code, page.Heading = http.StatusBadGateway, "minitask is not installed"
-		page.Message = fmt.Sprintf("The cluster does not serve minitask.dev/v1beta1 (%s).", what)
+		page.Message = fmt.Sprintf("The cluster does not serve minitask.dev/v1, which minitask serves from release 5 on (%s).", what)
 	case errors.As(err, &status):
 		code := int(status.Status().Code)
 		if code < 400 || code > 599 {

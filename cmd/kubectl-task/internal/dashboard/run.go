@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/live"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/pages"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
@@ -64,13 +64,13 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
 }
 
 // getRun reads the run the path names, or shows why it cannot.
-func (s *Server) getRun(w http.ResponseWriter, r *http.Request) (*v1beta1.TaskRun, bool) {
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) (*v1.TaskRun, bool) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	if !s.inScope(ns) {
 		s.outOfScope(w, r, ns)
 		return nil, false
 	}
-	run := &v1beta1.TaskRun{}
+	run := &v1.TaskRun{}
 	if err := s.cfg.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, run); err != nil {
 		if apierrors.IsNotFound(err) {
 			s.refuse(w, r, http.StatusNotFound, "No such run",
@@ -85,8 +85,8 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) (*v1beta1.TaskRu
 
 // taskOf reads run's Task, or says why it cannot: a Task deleted since the
 // run started is no reason to show nothing.
-func (s *Server) taskOf(ctx context.Context, run *v1beta1.TaskRun) (*v1beta1.Task, string) {
-	task := &v1beta1.Task{}
+func (s *Server) taskOf(ctx context.Context, run *v1.TaskRun) (*v1.Task, string) {
+	task := &v1.Task{}
 	err := s.cfg.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.TaskRef.Name}, task)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -99,7 +99,7 @@ func (s *Server) taskOf(ctx context.Context, run *v1beta1.TaskRun) (*v1beta1.Tas
 
 // events reads the run's Events; someone who may read runs but not Events
 // still gets the run, and a note where the Events would be.
-func (s *Server) events(ctx context.Context, run *v1beta1.TaskRun) ([]corev1.Event, string) {
+func (s *Server) events(ctx context.Context, run *v1.TaskRun) ([]corev1.Event, string) {
 	events, err := runinfo.RunEvents(ctx, s.cfg.Client, run)
 	switch {
 	case apierrors.IsForbidden(err):
@@ -113,17 +113,17 @@ func (s *Server) events(ctx context.Context, run *v1beta1.TaskRun) ([]corev1.Eve
 // runView renders the live parts of a run's page.
 type runView struct{ s *Server }
 
-func (v runView) Live(run *v1beta1.TaskRun) (string, error) {
+func (v runView) Live(run *v1.TaskRun) (string, error) {
 	task, _ := v.s.taskOf(context.Background(), run)
 	return v.s.render.Fragment(pages.FragmentRunLive, pages.NewRunLive(run, task, v.s.cfg.Now()))
 }
 
-func (v runView) Outcome(run *v1beta1.TaskRun) (string, error) {
+func (v runView) Outcome(run *v1.TaskRun) (string, error) {
 	task, _ := v.s.taskOf(context.Background(), run)
 	return v.s.render.Fragment(pages.FragmentRunOutcome, pages.NewRunLive(run, task, v.s.cfg.Now()))
 }
 
-func (v runView) Events(ctx context.Context, run *v1beta1.TaskRun) (string, error) {
+func (v runView) Events(ctx context.Context, run *v1.TaskRun) (string, error) {
 	events, note := v.s.events(ctx, run)
 	return v.s.render.Fragment(pages.FragmentRunEvents, pages.NewRunEvents(events, note, v.s.cfg.Now()))
 }

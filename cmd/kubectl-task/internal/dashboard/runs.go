@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/live"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/pages"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/runindex"
@@ -93,10 +93,10 @@ func (s *Server) scopeText() string {
 // rowView renders the rows of the runs list.
 type rowView struct{ s *Server }
 
-func (v rowView) Row(run *v1beta1.TaskRun) (string, error) {
+func (v rowView) Row(run *v1.TaskRun) (string, error) {
 	row := pages.NewRunRow(run, v.s.cfg.Now())
 	row.ShowNamespace = v.s.cfg.Namespace == ""
 	return v.s.render.Fragment(pages.FragmentRunRow, row)
 }
 
-func (v rowView) RowID(run *v1beta1.TaskRun) string { return pages.RowID(run.Namespace, run.Name) }
+func (v rowView) RowID(run *v1.TaskRun) string { return pages.RowID(run.Namespace, run.Name) }

@@ -30,7 +30,7 @@ const DefaultPageSize = 50
 
 // Config is what a dashboard shows, and with which clients.
 type Config struct {
-	// Client reads and writes Tasks and TaskRuns (v1beta1; other versions
+	// Client reads and writes Tasks and TaskRuns (v1; other versions
 	// unstructured), Events, and watches runs.
 	Client client.WithWatch
 	// Kube reads Pod logs.

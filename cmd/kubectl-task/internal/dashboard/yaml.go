@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/pages"
 )
 
@@ -17,7 +17,9 @@ import (
 // a reader should know of each.
 var servedVersions = []struct{ version, note string }{
 	{"v1alpha1", "The first release's API, deprecated: what a v1alpha1 client reads. What it cannot express rides in the minitask.dev/conversion-data annotation."},
-	{"v1beta1", "The stored version, which the controller and kubectl task read and write."},
+	{"v1beta1", "Deprecated: what a v1beta1 client reads. An array or object param value appears as its JSON text; " +
+		"what it cannot express (a value's type, timeouts.pending) rides in the minitask.dev/conversion-data annotation."},
+	{"v1", "The stable API (stored from release 6), which kubectl task and the dashboard read and write."},
 }
 
 // runYAML is the run as each API version serves it, side by side: each
@@ -32,7 +34,7 @@ func (s *Server) runYAML(w http.ResponseWriter, r *http.Request) {
 	var versions []pages.VersionYAML
 	found := false
 	for _, v := range servedVersions {
-		gv := v1beta1.GroupVersion.Group + "/" + v.version
+		gv := v1.GroupVersion.Group + "/" + v.version
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion(gv)
 		u.SetKind("TaskRun")

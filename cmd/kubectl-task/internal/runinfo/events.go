@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/eventtime"
 )
 
@@ -16,7 +16,7 @@ const MaxEvents = 10
 
 // RunEvents returns the latest Events about the run and its Pod, oldest
 // first, at most MaxEvents.
-func RunEvents(ctx context.Context, c client.Reader, run *v1beta1.TaskRun) ([]corev1.Event, error) {
+func RunEvents(ctx context.Context, c client.Reader, run *v1.TaskRun) ([]corev1.Event, error) {
 	subjects := map[string]string{"TaskRun": run.Name}
 	if run.Status.PodName != "" {
 		subjects["Pod"] = run.Status.PodName

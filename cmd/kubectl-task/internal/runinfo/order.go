@@ -4,11 +4,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // StartedAt is when a run started, or, before it has, when it was created.
-func StartedAt(run *v1beta1.TaskRun) time.Time {
+func StartedAt(run *v1.TaskRun) time.Time {
 	if run.Status.StartTime != nil {
 		return run.Status.StartTime.Time
 	}
@@ -19,7 +19,7 @@ func StartedAt(run *v1beta1.TaskRun) time.Time {
 // started in the same second by when they were created, then by namespace,
 // then by name, descending, so that greet-2 comes before greet-1. It is a
 // comparison for slices.SortFunc: negative when a comes first.
-func NewestFirst(a, b *v1beta1.TaskRun) int {
+func NewestFirst(a, b *v1.TaskRun) int {
 	if ta, tb := StartedAt(a), StartedAt(b); !ta.Equal(tb) {
 		return tb.Compare(ta)
 	}

@@ -8,13 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 func TestNewestFirst(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	run := func(ns, name string, created time.Time, started *time.Time) *v1beta1.TaskRun {
+	run := func(ns, name string, created time.Time, started *time.Time) *v1.TaskRun {
 		w := wrappers.TaskRun(ns, name, "greet")
 		if started != nil {
 			w = w.Started(metav1.NewTime(*started))
@@ -24,7 +24,7 @@ func TestNewestFirst(t *testing.T) {
 		return r
 	}
 	later := t0.Add(time.Minute)
-	runs := []*v1beta1.TaskRun{
+	runs := []*v1.TaskRun{
 		run("a", "started-early", t0, &t0),
 		run("a", "greet-1", t0, nil),
 		run("a", "greet-2", t0, nil),

@@ -1,7 +1,7 @@
 package runinfo
 
 import (
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -16,32 +16,58 @@ const Ignored runstate.ParamSource = "ignored: not declared"
 
 // Param is a param as a run sees it: its value and where it came from.
 type Param struct {
-	Name, Value, Description string
-	Source                   runstate.ParamSource
+	Name, Description string
+	// Type is the param's type as the Task declares it, else (no Task, or
+	// a param it does not declare) the value's own.
+	Type v1.ParamType
+	// Value is the value the run gets; zero when Source is Missing.
+	Value v1.ParamValue
+	// Properties are an object param's keys, as the Task declares them.
+	Properties map[string]v1.PropertySpec
+	Source     runstate.ParamSource
 	// Default is the Task's default, if it has one.
-	Default *string
+	Default *v1.ParamValue
+}
+
+// Spec is the param's declaration as far as p knows it: its name, type and
+// keys.
+func (p Param) Spec() v1.ParamSpec {
+	return v1.ParamSpec{Name: p.Name, Type: p.Type, Properties: p.Properties}
+}
+
+// valueType is v's type, string for a zero value.
+func valueType(v v1.ParamValue) v1.ParamType {
+	if v.Type == "" {
+		return v1.ParamTypeString
+	}
+	return v.Type
 }
 
 // Params returns the Task's params with the values a run with given gets
 // (runstate.ResolveParams), then any values given for params the Task does
 // not declare. With no Task (nil: deleted, say), the values given, as the
 // run's.
-func Params(task *v1beta1.Task, given []v1beta1.Param) []Param {
+func Params(task *v1.Task, given []v1.Param) []Param {
 	var out []Param
 	if task == nil {
 		for _, p := range given {
-			out = append(out, Param{Name: p.Name, Value: p.Value, Source: runstate.FromRun})
+			out = append(out, Param{Name: p.Name, Type: valueType(p.Value), Value: p.Value, Source: runstate.FromRun})
 		}
 		return out
 	}
 	declared := map[string]bool{}
 	for _, p := range runstate.ResolveParams(task, given) {
 		declared[p.Spec.Name] = true
-		out = append(out, Param{Name: p.Spec.Name, Value: p.Value, Source: p.Source, Description: p.Spec.Description, Default: p.Spec.Default})
+		row := Param{Name: p.Spec.Name, Type: p.Spec.TypeOrDefault(), Properties: p.Spec.Properties,
+			Source: p.Source, Description: p.Spec.Description, Default: p.Spec.Default}
+		if p.Value != nil {
+			row.Value = *p.Value
+		}
+		out = append(out, row)
 	}
 	for _, p := range given {
 		if !declared[p.Name] {
-			out = append(out, Param{Name: p.Name, Value: p.Value, Source: Ignored})
+			out = append(out, Param{Name: p.Name, Type: valueType(p.Value), Value: p.Value, Source: Ignored})
 		}
 	}
 	return out
@@ -64,7 +90,7 @@ type Workspace struct {
 // Workspaces returns the Task's workspaces, each with the source the run
 // binds it to and its mount path, then the bindings the Task does not
 // declare; with no Task, the run's own bindings.
-func Workspaces(run *v1beta1.TaskRun, task *v1beta1.Task) []Workspace {
+func Workspaces(run *v1.TaskRun, task *v1.Task) []Workspace {
 	var rows []Workspace
 	if task == nil {
 		for _, b := range run.Spec.Workspaces {
@@ -72,7 +98,7 @@ func Workspaces(run *v1beta1.TaskRun, task *v1beta1.Task) []Workspace {
 		}
 		return rows
 	}
-	bound := map[string]v1beta1.WorkspaceBinding{}
+	bound := map[string]v1.WorkspaceBinding{}
 	for _, b := range run.Spec.Workspaces {
 		bound[b.Name] = b
 	}
@@ -107,7 +133,7 @@ type Result struct {
 // Results returns the values the run handed back, in the Task's order as
 // the status keeps them; then the results the Task declares that the run
 // has not written (yet).
-func Results(run *v1beta1.TaskRun, task *v1beta1.Task) []Result {
+func Results(run *v1.TaskRun, task *v1.Task) []Result {
 	var rows []Result
 	reported := map[string]bool{}
 	for _, r := range run.Status.Results {

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // The kinds of volume source a workspace binding is written with, as
@@ -26,37 +26,37 @@ const WorkspaceSyntax = "NAME=emptyDir, NAME=pvc:CLAIM, NAME=configmap:NAME or N
 
 // ParseWorkspace reads one NAME=SOURCE. The kind of source is matched
 // without regard to case (emptydir, PVC, configMap), the names exactly.
-func ParseWorkspace(text string) (v1beta1.WorkspaceBinding, error) {
+func ParseWorkspace(text string) (v1.WorkspaceBinding, error) {
 	name, source, ok := strings.Cut(text, "=")
 	if !ok || name == "" || source == "" {
-		return v1beta1.WorkspaceBinding{}, fmt.Errorf("it needs %s, e.g. -w source=pvc:my-claim", WorkspaceSyntax)
+		return v1.WorkspaceBinding{}, fmt.Errorf("it needs %s, e.g. -w source=pvc:my-claim", WorkspaceSyntax)
 	}
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		return v1beta1.WorkspaceBinding{}, fmt.Errorf("workspace name %q: %s", name, strings.Join(errs, "; "))
+		return v1.WorkspaceBinding{}, fmt.Errorf("workspace name %q: %s", name, strings.Join(errs, "; "))
 	}
 	return ParseWorkspaceSource(name, source)
 }
 
 // ParseWorkspaceSource reads the SOURCE of a binding of workspace name.
-func ParseWorkspaceSource(name, source string) (v1beta1.WorkspaceBinding, error) {
-	b := v1beta1.WorkspaceBinding{Name: name}
+func ParseWorkspaceSource(name, source string) (v1.WorkspaceBinding, error) {
+	b := v1.WorkspaceBinding{Name: name}
 	kind, ref, hasRef := strings.Cut(source, ":")
 	switch strings.ToLower(kind) {
 	case strings.ToLower(SourceEmptyDir):
 		if hasRef {
-			return v1beta1.WorkspaceBinding{}, fmt.Errorf("emptyDir takes no name, as in -w %s=emptyDir", name)
+			return v1.WorkspaceBinding{}, fmt.Errorf("emptyDir takes no name, as in -w %s=emptyDir", name)
 		}
 		b.EmptyDir = &corev1.EmptyDirVolumeSource{}
 		return b, nil
 	case SourcePVC, SourceConfigMap, SourceSecret:
 	default:
-		return v1beta1.WorkspaceBinding{}, fmt.Errorf("unknown source %q; it is one of emptyDir, pvc:CLAIM, configmap:NAME and secret:NAME", kind)
+		return v1.WorkspaceBinding{}, fmt.Errorf("unknown source %q; it is one of emptyDir, pvc:CLAIM, configmap:NAME and secret:NAME", kind)
 	}
 	if ref == "" {
-		return v1beta1.WorkspaceBinding{}, fmt.Errorf("%s needs a name, as in -w %s=%s:NAME", kind, name, strings.ToLower(kind))
+		return v1.WorkspaceBinding{}, fmt.Errorf("%s needs a name, as in -w %s=%s:NAME", kind, name, strings.ToLower(kind))
 	}
 	if errs := validation.IsDNS1123Subdomain(ref); len(errs) > 0 {
-		return v1beta1.WorkspaceBinding{}, fmt.Errorf("%s name %q: %s", kind, ref, strings.Join(errs, "; "))
+		return v1.WorkspaceBinding{}, fmt.Errorf("%s name %q: %s", kind, ref, strings.Join(errs, "; "))
 	}
 	switch strings.ToLower(kind) {
 	case SourcePVC:
@@ -71,7 +71,7 @@ func ParseWorkspaceSource(name, source string) (v1beta1.WorkspaceBinding, error)
 
 // WorkspaceSource says what a binding mounts, in -w's words (pvc:cache),
 // adding what -w cannot say but a manifest can (read-only, medium, ...).
-func WorkspaceSource(b v1beta1.WorkspaceBinding) string {
+func WorkspaceSource(b v1.WorkspaceBinding) string {
 	var text string
 	var notes []string
 	switch {

@@ -8,35 +8,35 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 func TestParseWorkspace(t *testing.T) {
 	tests := map[string]struct {
 		flag    string
-		want    v1beta1.WorkspaceBinding
+		want    v1.WorkspaceBinding
 		wantErr string
 	}{
 		"emptyDir": {
 			flag: "scratch=emptyDir",
-			want: v1beta1.WorkspaceBinding{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{}},
+			want: v1.WorkspaceBinding{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{}},
 		},
 		"emptydir in any case": {
 			flag: "scratch=EMPTYDIR",
-			want: v1beta1.WorkspaceBinding{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{}},
+			want: v1.WorkspaceBinding{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{}},
 		},
 		"a claim": {
 			flag: "source=pvc:build-cache",
-			want: v1beta1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "build-cache"}},
+			want: v1.WorkspaceBinding{Name: "source", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "build-cache"}},
 		},
 		"a ConfigMap, its kind written as in the API": {
 			flag: "settings=configMap:build.settings",
-			want: v1beta1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
+			want: v1.WorkspaceBinding{Name: "settings", ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "build.settings"}}},
 		},
 		"a Secret": {
 			flag: "creds=secret:git-creds",
-			want: v1beta1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git-creds"}},
+			want: v1.WorkspaceBinding{Name: "creds", Secret: &corev1.SecretVolumeSource{SecretName: "git-creds"}},
 		},
 		"no =": {
 			flag:    "source",
@@ -102,25 +102,25 @@ func TestWorkspaceSource(t *testing.T) {
 	}
 
 	tests := map[string]struct {
-		binding v1beta1.WorkspaceBinding
+		binding v1.WorkspaceBinding
 		want    string
 	}{
 		"an emptyDir in memory, bounded": {
-			binding: v1beta1.WorkspaceBinding{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Gi"))}},
+			binding: v1.WorkspaceBinding{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Gi"))}},
 			want:    "emptyDir (medium Memory, sizeLimit 1Gi)",
 		},
 		"a read-only claim": {
-			binding: v1beta1.WorkspaceBinding{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache", ReadOnly: true}},
+			binding: v1.WorkspaceBinding{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache", ReadOnly: true}},
 			want:    "pvc:cache (read-only)",
 		},
 		"some keys of an optional ConfigMap": {
-			binding: v1beta1.WorkspaceBinding{ConfigMap: &corev1.ConfigMapVolumeSource{
+			binding: v1.WorkspaceBinding{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "settings"},
 				Items:                []corev1.KeyToPath{{Key: "a", Path: "a"}, {Key: "b", Path: "b"}}, Optional: ptr.To(true)}},
 			want: "configmap:settings (2 keys, optional)",
 		},
 		"one key of a Secret": {
-			binding: v1beta1.WorkspaceBinding{Secret: &corev1.SecretVolumeSource{SecretName: "creds", Items: []corev1.KeyToPath{{Key: "token", Path: "token"}}}},
+			binding: v1.WorkspaceBinding{Secret: &corev1.SecretVolumeSource{SecretName: "creds", Items: []corev1.KeyToPath{{Key: "token", Path: "token"}}}},
 			want:    "secret:creds (1 key)",
 		},
 		"no source": {

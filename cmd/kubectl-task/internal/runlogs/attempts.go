@@ -8,7 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -37,7 +37,7 @@ func (s *PodSource) NextAttempt(ctx context.Context, follow bool) (string, bool,
 	if !follow {
 		return "", false, nil
 	}
-	var run *v1beta1.TaskRun
+	var run *v1.TaskRun
 	err := wait.PollUntilContextCancel(ctx, s.PollInterval, true, func(ctx context.Context) (bool, error) {
 		var err error
 		run, err = s.getRun(ctx)
@@ -63,7 +63,7 @@ func (s *PodSource) NextAttempt(ctx context.Context, follow bool) (string, bool,
 
 // attemptOf is the attempt being read: the one NextAttempt moved to, else
 // the run's current one.
-func (s *PodSource) attemptOf(run *v1beta1.TaskRun) int {
+func (s *PodSource) attemptOf(run *v1.TaskRun) int {
 	if s.pinned {
 		return s.attempt
 	}
@@ -73,7 +73,7 @@ func (s *PodSource) attemptOf(run *v1beta1.TaskRun) int {
 // attemptPod names the Pod of run's attempt, as the run's status records
 // it: status.attempts for an earlier attempt, status.podName for the
 // current one; "" while the current one has no Pod yet.
-func attemptPod(run *v1beta1.TaskRun, attempt int) string {
+func attemptPod(run *v1.TaskRun, attempt int) string {
 	if attempt < len(run.Status.Attempts) {
 		return run.Status.Attempts[attempt].PodName
 	}
@@ -83,7 +83,7 @@ func attemptPod(run *v1beta1.TaskRun, attempt int) string {
 // attemptMark is the line that marks the start of run's attempt, and after
 // the first, says how the one before failed; none for a run that does not
 // retry.
-func attemptMark(run *v1beta1.TaskRun, attempt int) string {
+func attemptMark(run *v1.TaskRun, attempt int) string {
 	done, allowed := run.Status.Attempts, runstate.AttemptsAllowed(run)
 	if allowed == 1 && len(done) == 0 {
 		return ""

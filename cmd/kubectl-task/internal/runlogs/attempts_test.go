@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 )
 
@@ -31,7 +31,7 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 	const evicted = `Pod "r-pod" was evicted: The node was low on resource: memory.`
 	// retrying is the run r, which may retry twice, on its attempt after the
 	// failed attempts given (r-pod, r-pod-retry1, ...), in Pod podName.
-	retrying := func(cond metav1.ConditionStatus, reason v1beta1.TaskRunReason, podName string, failed int) *v1beta1.TaskRun {
+	retrying := func(cond metav1.ConditionStatus, reason v1.TaskRunReason, podName string, failed int) *v1.TaskRun {
 		r := run(cond)
 		r.Spec.Retries = ptr.To[int32](2)
 		r.Status.PodName = podName
@@ -41,7 +41,7 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 			if i > 0 {
 				name = fmt.Sprintf("r-pod-retry%d", i)
 			}
-			r.Status.Attempts = append(r.Status.Attempts, v1beta1.Attempt{PodName: name, Reason: "PodFailed", Message: evicted})
+			r.Status.Attempts = append(r.Status.Attempts, v1.Attempt{PodName: name, Reason: "PodFailed", Message: evicted})
 		}
 		return r
 	}
@@ -67,40 +67,40 @@ func TestStreamFollowsEachAttempt(t *testing.T) {
 		"an attempt's Pod fails, then the run retries: each attempt in turn": {
 			// The first attempt's Pod failed before its second step started,
 			// and the run has not recorded it yet: the run goes on.
-			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRunning, "r-pod", 0), pod(corev1.PodFailed, ended, waiting)},
+			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1.ReasonRunning, "r-pod", 0), pod(corev1.PodFailed, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
+				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    firstMark + "[prepare] log of r-pod/step-prepare follow=false\n" + secondMark + secondAttempt,
 			printed: 3,
 		},
 		"an attempt fails while a step waits to start: the step is not read from the next attempt's Pod": {
-			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRunning, "r-pod", 0), pod(corev1.PodRunning, ended, waiting)},
+			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1.ReasonRunning, "r-pod", 0), pod(corev1.PodRunning, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
+				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    firstMark + "[prepare] log of r-pod/step-prepare follow=false\n" + secondMark + secondAttempt,
 			printed: 3,
 		},
 		"a run between attempts, its next Pod not created yet": {
-			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRetrying, "", 1), pod(corev1.PodFailed, ended, waiting)},
+			objs:   []client.Object{task(), retrying(metav1.ConditionUnknown, v1.ReasonRetrying, "", 1), pod(corev1.PodFailed, ended, waiting)},
 			follow: true,
 			then: func() []client.Object {
-				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1)}
+				return []client.Object{retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended), retrying(metav1.ConditionTrue, v1.ReasonSucceeded, "r-pod-retry1", 1)}
 			},
 			want:    secondMark + secondAttempt,
 			printed: 2,
 		},
 		"without following, the current attempt alone": {
-			objs: []client.Object{task(), retrying(metav1.ConditionTrue, v1beta1.ReasonSucceeded, "r-pod-retry1", 1),
+			objs: []client.Object{task(), retrying(metav1.ConditionTrue, v1.ReasonSucceeded, "r-pod-retry1", 1),
 				pod(corev1.PodFailed, ended, waiting), retryPod("r-pod-retry1", corev1.PodSucceeded, ended, ended)},
 			want:    secondMark + secondAttempt,
 			printed: 2,
 		},
 		"the last attempt: done once its steps are read": {
-			objs: []client.Object{task(), retrying(metav1.ConditionUnknown, v1beta1.ReasonRunning, "r-pod-retry2", 2),
+			objs: []client.Object{task(), retrying(metav1.ConditionUnknown, v1.ReasonRunning, "r-pod-retry2", 2),
 				retryPod("r-pod-retry2", corev1.PodSucceeded, ended, ended)},
 			follow: true,
 			want: "=== attempt 3 of 3, after attempt 2 failed (PodFailed): " + evicted + "\n" +

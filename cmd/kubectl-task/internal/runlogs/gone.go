@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/nodefault"
 )
 
@@ -27,7 +27,7 @@ import (
 // say whether the step had started; for an earlier one, which they no
 // longer describe, only its first step is reported, once, in the place of
 // the attempt's logs.
-func podGone(run *v1beta1.TaskRun, attempt int, pod *corev1.Pod, step string) string {
+func podGone(run *v1.TaskRun, attempt int, pod *corev1.Pod, step string) string {
 	name := attemptPod(run, attempt)
 	if pod != nil || name == "" {
 		return ""

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 )
 
@@ -45,7 +45,7 @@ func TestLogsGoneWithTheirNode(t *testing.T) {
 	// cannot reach, and of one whose node is gone.
 	unreachable := apierrors.NewInternalError(errors.New(`Get "https://10.0.0.7:10250/containerLogs/demo/r-pod/step-prepare": dial tcp 10.0.0.7:10250: connect: no route to host`))
 	nodeGone := apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, "n")
-	startedStep := v1beta1.StepState{Name: "prepare", State: v1beta1.StepRunning, StartedAt: &metav1.Time{Time: time.Now()}}
+	startedStep := v1.StepState{Name: "prepare", State: v1.StepRunning, StartedAt: &metav1.Time{Time: time.Now()}}
 	tests := map[string]struct {
 		objs []client.Object
 		// logErr is what the logs API answers; nodesForbidden, that the
@@ -86,12 +86,12 @@ func TestLogsGoneWithTheirNode(t *testing.T) {
 			logErr: unreachable, wantErr: true,
 		},
 		"the Pod gone after its step started": {
-			objs:        []client.Object{run(metav1.ConditionFalse, startedStep, v1beta1.StepState{Name: "say", State: v1beta1.StepWaiting})},
+			objs:        []client.Object{run(metav1.ConditionFalse, startedStep, v1.StepState{Name: "say", State: v1.StepWaiting})},
 			wantPrinted: 1,
 			want:        `[prepare] (log gone: Pod "r-pod" no longer exists)` + "\n",
 		},
 		"the Pod gone before a step started: nothing to show": {
-			objs: []client.Object{run(metav1.ConditionFalse, v1beta1.StepState{Name: "prepare", State: v1beta1.StepWaiting})},
+			objs: []client.Object{run(metav1.ConditionFalse, v1.StepState{Name: "prepare", State: v1.StepWaiting})},
 		},
 	}
 	for name, tc := range tests {

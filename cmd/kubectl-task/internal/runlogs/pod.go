@@ -12,7 +12,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -45,7 +45,7 @@ var _ Source = (*PodSource)(nil)
 func (s *PodSource) Steps(ctx context.Context, follow bool) ([]string, error) {
 	var names []string
 	err := wait.PollUntilContextCancel(ctx, s.PollInterval, true, func(ctx context.Context) (bool, error) {
-		var run *v1beta1.TaskRun
+		var run *v1.TaskRun
 		var err error
 		run, names, err = s.steps(ctx)
 		return err != nil || len(names) > 0 || !follow || runstate.Finished(run), err
@@ -54,7 +54,7 @@ func (s *PodSource) Steps(ctx context.Context, follow bool) ([]string, error) {
 }
 
 // steps returns the run and its steps as they are known now.
-func (s *PodSource) steps(ctx context.Context) (*v1beta1.TaskRun, []string, error) {
+func (s *PodSource) steps(ctx context.Context) (*v1.TaskRun, []string, error) {
 	run, pod, err := s.read(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -71,7 +71,7 @@ func (s *PodSource) steps(ctx context.Context) (*v1beta1.TaskRun, []string, erro
 			names = append(names, st.Name)
 		}
 	default:
-		task := &v1beta1.Task{}
+		task := &v1.Task{}
 		key := client.ObjectKey{Namespace: s.Namespace, Name: run.Spec.TaskRef.Name}
 		err := s.Reader.Get(ctx, key, task)
 		if apierrors.IsNotFound(err) {
@@ -149,7 +149,7 @@ func (s *PodSource) openLog(ctx context.Context, pod *corev1.Pod, container stri
 
 // read returns the run and the Pod of the attempt being read, nil while
 // it has none.
-func (s *PodSource) read(ctx context.Context) (*v1beta1.TaskRun, *corev1.Pod, error) {
+func (s *PodSource) read(ctx context.Context) (*v1.TaskRun, *corev1.Pod, error) {
 	run, err := s.getRun(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -169,8 +169,8 @@ func (s *PodSource) read(ctx context.Context) (*v1beta1.TaskRun, *corev1.Pod, er
 	return run, pod, nil
 }
 
-func (s *PodSource) getRun(ctx context.Context) (*v1beta1.TaskRun, error) {
-	run := &v1beta1.TaskRun{}
+func (s *PodSource) getRun(ctx context.Context) (*v1.TaskRun, error) {
+	run := &v1.TaskRun{}
 	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Run}, run); err != nil {
 		return nil, err
 	}

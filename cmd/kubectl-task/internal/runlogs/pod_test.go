@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -29,22 +29,22 @@ const ns = "demo"
 func testScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(v1beta1.AddToScheme(s))
+	utilruntime.Must(v1.AddToScheme(s))
 	return s
 }
 
-func task() *v1beta1.Task {
-	return &v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "greet"},
-		Spec: v1beta1.TaskSpec{Steps: []v1beta1.Step{{Name: "prepare", Image: "alpine"}, {Name: "say", Image: "alpine"}}}}
+func task() *v1.Task {
+	return &v1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "greet"},
+		Spec: v1.TaskSpec{Steps: []v1.Step{{Name: "prepare", Image: "alpine"}, {Name: "say", Image: "alpine"}}}}
 }
 
 // run returns the TaskRun "r", finished if cond is not Unknown, with its Pod r-pod.
-func run(cond metav1.ConditionStatus, steps ...v1beta1.StepState) *v1beta1.TaskRun {
-	return &v1beta1.TaskRun{
+func run(cond metav1.ConditionStatus, steps ...v1.StepState) *v1.TaskRun {
+	return &v1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r"},
-		Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}},
-		Status: v1beta1.TaskRunStatus{PodName: "r-pod", Steps: steps,
-			Conditions: []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: cond, Reason: "Any"}}},
+		Spec:       v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "greet"}},
+		Status: v1.TaskRunStatus{PodName: "r-pod", Steps: steps,
+			Conditions: []metav1.Condition{{Type: v1.ConditionSucceeded, Status: cond, Reason: "Any"}}},
 	}
 }
 
@@ -127,7 +127,7 @@ func TestPodSourceSteps(t *testing.T) {
 			want: []string{"prepare", longStep},
 		},
 		"from the status, the Pod gone": {
-			objs: []client.Object{run(metav1.ConditionFalse, v1beta1.StepState{Name: "a"}, v1beta1.StepState{Name: "b"})},
+			objs: []client.Object{run(metav1.ConditionFalse, v1.StepState{Name: "a"}, v1.StepState{Name: "b"})},
 			want: []string{"a", "b"},
 		},
 		"from the Task, before a Pod": {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 )
 
@@ -62,11 +62,11 @@ func (s *streaming) expect(t *testing.T, printed int, want string) {
 // write updates the run (the fake client has no status subresource for
 // TaskRuns), or creates obj.
 func write(ctx context.Context, c client.Client, obj client.Object) error {
-	r, ok := obj.(*v1beta1.TaskRun)
+	r, ok := obj.(*v1.TaskRun)
 	if !ok {
 		return c.Create(ctx, obj)
 	}
-	current := &v1beta1.TaskRun{}
+	current := &v1.TaskRun{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(r), current); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 )
 
@@ -17,31 +17,31 @@ import (
 // exist yet: Stream must wait, as the run does, rather than end at once
 // with nothing printed.
 func TestStreamFollowsARunWaitingForItsTask(t *testing.T) {
-	waitingRun := func() *v1beta1.TaskRun {
+	waitingRun := func() *v1.TaskRun {
 		r := run(metav1.ConditionUnknown)
 		r.Status.PodName = ""
-		r.Status.Conditions[0].Reason = string(v1beta1.ReasonWaitingForTask)
+		r.Status.Conditions[0].Reason = string(v1.ReasonWaitingForTask)
 		return r
 	}
 	tests := map[string]struct {
 		// then is what happens, in order, once Stream has waited a while.
-		then    func(r *v1beta1.TaskRun) []client.Object
+		then    func(r *v1.TaskRun) []client.Object
 		want    string
 		printed int
 	}{
 		"the Task appears, then the Pod: its steps are printed": {
-			then: func(r *v1beta1.TaskRun) []client.Object {
+			then: func(r *v1.TaskRun) []client.Object {
 				r.Status.PodName = "r-pod"
-				r.Status.Conditions[0].Reason = string(v1beta1.ReasonRunning)
+				r.Status.Conditions[0].Reason = string(v1.ReasonRunning)
 				return []client.Object{task(), pod(corev1.PodSucceeded, ended, ended), r}
 			},
 			want:    "[prepare] log of step-prepare follow=false\n[say] log of step-say follow=false\n",
 			printed: 2,
 		},
 		"the run times out waiting: nothing to print": {
-			then: func(r *v1beta1.TaskRun) []client.Object {
+			then: func(r *v1.TaskRun) []client.Object {
 				r.Status.Conditions[0].Status = metav1.ConditionFalse
-				r.Status.Conditions[0].Reason = string(v1beta1.ReasonTimeout)
+				r.Status.Conditions[0].Reason = string(v1.ReasonTimeout)
 				return []client.Object{r}
 			},
 		},
@@ -53,7 +53,7 @@ func TestStreamFollowsARunWaitingForItsTask(t *testing.T) {
 			defer cancel()
 			s := startStream(ctx, src, runlogs.Options{Follow: true})
 			s.expectRunning(t, "the run waits for its Task")
-			current := &v1beta1.TaskRun{}
+			current := &v1.TaskRun{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r"}, current); err != nil {
 				t.Fatal(err)
 			}

@@ -7,14 +7,14 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // FinishedError says that a run has finished, so there is nothing to cancel.
 type FinishedError struct {
 	// Run is the run as read.
-	Run *v1beta1.TaskRun
+	Run *v1.TaskRun
 }
 
 func (e *FinishedError) Error() string {
@@ -29,7 +29,7 @@ func Cancel(ctx context.Context, c client.Client, ns, name string) (already bool
 	// The patch carries the resourceVersion read, so that a run that finishes
 	// between the check and the patch is checked again, not cancelled.
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		run := &v1beta1.TaskRun{}
+		run := &v1.TaskRun{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, run); err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func Cancel(ctx context.Context, c client.Client, ns, name string) (already bool
 			return nil
 		}
 		patch := client.MergeFromWithOptions(run.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		run.Spec.Status = v1beta1.TaskRunSpecStatusCancelled
+		run.Spec.Status = v1.TaskRunSpecStatusCancelled
 		return c.Patch(ctx, run, patch)
 	})
 	return already, err

@@ -5,12 +5,12 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // Create creates run, named TASK-xxxxx (generated) unless it has a name.
 // On success run holds what the API server stored, its name included.
-func Create(ctx context.Context, c client.Client, run *v1beta1.TaskRun) error {
+func Create(ctx context.Context, c client.Client, run *v1.TaskRun) error {
 	if run.Name == "" {
 		run.GenerateName = run.Spec.TaskRef.Name + "-"
 	}

@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -17,7 +17,7 @@ import (
 // it (Task, params, workspaces, ServiceAccount, Pod template, timeout,
 // retries, retryOn, TTL, and any field a later release adds), but for
 // spec.status, for a cancel request belongs to the run that was cancelled.
-func RepeatedSpec(run *v1beta1.TaskRun) v1beta1.TaskRunSpec {
+func RepeatedSpec(run *v1.TaskRun) v1.TaskRunSpec {
 	spec := run.Spec.DeepCopy()
 	spec.Status = ""
 	return *spec
@@ -25,7 +25,7 @@ func RepeatedSpec(run *v1beta1.TaskRun) v1beta1.TaskRunSpec {
 
 // RepeatedLabels are run's labels but those the controller sets on what it
 // makes (runstate.PodLabels), which name the earlier run, not the new one.
-func RepeatedLabels(run *v1beta1.TaskRun) map[string]string {
+func RepeatedLabels(run *v1.TaskRun) map[string]string {
 	labels := maps.Clone(run.Labels)
 	for key := range runstate.PodLabels(run) {
 		delete(labels, key)
@@ -38,7 +38,7 @@ func RepeatedLabels(run *v1beta1.TaskRun) map[string]string {
 
 // MissingParams names the params of task that need a value and get none
 // from given.
-func MissingParams(task *v1beta1.Task, given []v1beta1.Param) []string {
+func MissingParams(task *v1.Task, given []v1.Param) []string {
 	var missing []string
 	for _, p := range runstate.ResolveParams(task, given) {
 		if p.Source == runstate.Missing {
@@ -64,8 +64,8 @@ func (e *MissingParamsError) Error() string {
 // earlier's settings (RepeatedSpec, RepeatedLabels), named name (generated
 // when empty). task is the Task as it is now: a value it now requires that
 // earlier does not give is a *MissingParamsError.
-func RerunOf(earlier *v1beta1.TaskRun, task *v1beta1.Task, name string) (*v1beta1.TaskRun, error) {
-	run := &v1beta1.TaskRun{
+func RerunOf(earlier *v1.TaskRun, task *v1.Task, name string) (*v1.TaskRun, error) {
+	run := &v1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: earlier.Namespace, Name: name, Labels: RepeatedLabels(earlier)},
 		Spec:       RepeatedSpec(earlier),
 	}

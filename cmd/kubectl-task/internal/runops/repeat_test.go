@@ -3,11 +3,12 @@ package runops
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -16,25 +17,50 @@ func TestRerunOf(t *testing.T) {
 	greet := wrappers.Task("ns", "greet").Param("greeting").ParamDefault("name", "world").Step("say", "alpine:3", "echo").Obj()
 	earlier := wrappers.TaskRun("ns", "greet-1", "greet").Param("greeting", "hi").Cancelled().
 		Label("team", "build").Label(runstate.LabelTaskRun, "greet-1").Label(runstate.LabelManagedBy, runstate.ManagedByValue).Obj()
+	lint := wrappers.Task("ns", "lint").Params(
+		v1.ParamSpec{Name: "files", Type: v1.ParamTypeArray},
+		v1.ParamSpec{Name: "image", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"repo": {}, "tag": {}}},
+		v1.ParamSpec{Name: "empty", Type: v1.ParamTypeArray},
+	).Step("lint", "golang:1.26", "").Obj()
 	tests := map[string]struct {
-		earlier *v1beta1.TaskRun
-		task    *v1beta1.Task
+		earlier *v1.TaskRun
+		task    *v1.Task
 		name    string
-		want    *v1beta1.TaskRun
+		want    *v1.TaskRun
 		wantErr *MissingParamsError
 	}{
 		"the settings without the cancel request or the controller's labels": {
 			earlier: earlier, task: greet,
-			want: &v1beta1.TaskRun{
+			want: &v1.TaskRun{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: map[string]string{"team": "build"}},
-				Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}, Params: []v1beta1.Param{{Name: "greeting", Value: "hi"}}},
+				Spec:       v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "greet"}, Params: []v1.Param{{Name: "greeting", Value: *v1.NewStringValue("hi")}}},
 			},
 		},
 		"under a name of its own": {
 			earlier: wrappers.TaskRun("ns", "greet-1", "greet").Param("greeting", "hi").Obj(), task: greet, name: "greet-2",
-			want: &v1beta1.TaskRun{
+			want: &v1.TaskRun{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "greet-2"},
-				Spec:       v1beta1.TaskRunSpec{TaskRef: v1beta1.TaskRef{Name: "greet"}, Params: []v1beta1.Param{{Name: "greeting", Value: "hi"}}},
+				Spec:       v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "greet"}, Params: []v1.Param{{Name: "greeting", Value: *v1.NewStringValue("hi")}}},
+			},
+		},
+		"typed values and both timeouts, as they are": {
+			earlier: &v1.TaskRun{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "lint-1"}, Spec: v1.TaskRunSpec{
+				TaskRef: v1.TaskRef{Name: "lint"},
+				Params: []v1.Param{
+					{Name: "files", Value: *v1.NewArrayValue("a.go", "b.go")},
+					{Name: "image", Value: *v1.NewObjectValue(map[string]string{"repo": "r", "tag": "t"})},
+					{Name: "empty", Value: *v1.NewArrayValue()},
+				},
+				Timeouts: v1.Timeouts{Total: v1.NewDuration(time.Hour), Pending: v1.NewDuration(0)},
+			}},
+			task: lint,
+			want: &v1.TaskRun{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns"},
+				Spec: v1.TaskRunSpec{TaskRef: v1.TaskRef{Name: "lint"}, Params: []v1.Param{
+					{Name: "files", Value: *v1.NewArrayValue("a.go", "b.go")},
+					{Name: "image", Value: *v1.NewObjectValue(map[string]string{"repo": "r", "tag": "t"})},
+					{Name: "empty", Value: *v1.NewArrayValue()},
+				}, Timeouts: v1.Timeouts{Total: v1.NewDuration(time.Hour), Pending: v1.NewDuration(0)}},
 			},
 		},
 		"a param the Task now requires": {

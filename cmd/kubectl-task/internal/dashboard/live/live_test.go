@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/runindex"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -92,8 +92,8 @@ data: {"error":"unexpected EOF"}
 
 type rows struct{}
 
-func (rows) Row(run *v1beta1.TaskRun) (string, error) { return "<tr>" + run.Name + "</tr>", nil }
-func (rows) RowID(run *v1beta1.TaskRun) string        { return "run/" + run.Name }
+func (rows) Row(run *v1.TaskRun) (string, error) { return "<tr>" + run.Name + "</tr>", nil }
+func (rows) RowID(run *v1.TaskRun) string        { return "run/" + run.Name }
 
 // TestServeRuns checks which changes a page of runs is sent: rows the
 // filter selects, new or changed, and the rows it stops selecting, but not
@@ -103,7 +103,7 @@ func TestServeRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func(name string) *v1beta1.TaskRun { return wrappers.TaskRun("ns", name, "build").Obj() }
+	build := func(name string) *v1.TaskRun { return wrappers.TaskRun("ns", name, "build").Obj() }
 	changes := make(chan runindex.Change, 10)
 	changes <- runindex.Change{Run: build("shown")}
 	changes <- runindex.Change{Run: build("added")}
@@ -156,9 +156,9 @@ func (c cannedLogs) Open(_ context.Context, step string, _ bool) (io.ReadCloser,
 
 type view struct{}
 
-func (view) Live(run *v1beta1.TaskRun) (string, error)    { return "<p>" + run.Name + "</p>", nil }
-func (view) Outcome(run *v1beta1.TaskRun) (string, error) { return "<p>outcome</p>", nil }
-func (view) Events(context.Context, *v1beta1.TaskRun) (string, error) {
+func (view) Live(run *v1.TaskRun) (string, error)    { return "<p>" + run.Name + "</p>", nil }
+func (view) Outcome(run *v1.TaskRun) (string, error) { return "<p>outcome</p>", nil }
+func (view) Events(context.Context, *v1.TaskRun) (string, error) {
 	return "<p>events</p>", nil
 }
 
@@ -166,7 +166,7 @@ func (view) Events(context.Context, *v1beta1.TaskRun) (string, error) {
 // logs line by line, and the end once the run has finished and its logs
 // were read.
 func TestServeRun(t *testing.T) {
-	runs := make(chan *v1beta1.TaskRun, 1)
+	runs := make(chan *v1.TaskRun, 1)
 	runs <- wrappers.TaskRun("ns", "r", "t").Obj()
 	w := httptest.NewRecorder()
 	s, _ := Open(w)
@@ -175,7 +175,7 @@ func TestServeRun(t *testing.T) {
 		done <- ServeRun(context.Background(), s, runs, cannedLogs{map[string][]string{"a": {"one", "two"}, "b": {"three"}}}, view{})
 	}()
 	finished := wrappers.TaskRun("ns", "r", "t").Obj()
-	finished.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "Succeeded"}}
+	finished.Status.Conditions = []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "Succeeded"}}
 	runs <- finished
 	select {
 	case err := <-done:

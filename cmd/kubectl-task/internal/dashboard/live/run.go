@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -48,16 +48,16 @@ type LogEnd struct {
 type RunView interface {
 	// Live is the HTML of the run's state and steps, Outcome that of its
 	// results, attempts and conditions, Events that of its Events.
-	Live(run *v1beta1.TaskRun) (string, error)
-	Outcome(run *v1beta1.TaskRun) (string, error)
-	Events(ctx context.Context, run *v1beta1.TaskRun) (string, error)
+	Live(run *v1.TaskRun) (string, error)
+	Outcome(run *v1.TaskRun) (string, error)
+	Events(ctx context.Context, run *v1.TaskRun) (string, error)
 }
 
 // ServeRun sends s the run as it changes (each value from runs, nil once it
 // is deleted) and its steps' logs as they are written, read from logs and
 // followed, until the run has finished and its logs were read, or ctx is
 // done.
-func ServeRun(ctx context.Context, s *Stream, runs <-chan *v1beta1.TaskRun, logs runlogs.Source, view RunView) error {
+func ServeRun(ctx context.Context, s *Stream, runs <-chan *v1.TaskRun, logs runlogs.Source, view RunView) error {
 	if err := s.Send(EventLogReset, ""); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func ServeRun(ctx context.Context, s *Stream, runs <-chan *v1beta1.TaskRun, logs
 	return s.Send(EventDone, "")
 }
 
-func sendRun(ctx context.Context, s *Stream, run *v1beta1.TaskRun, view RunView) error {
+func sendRun(ctx context.Context, s *Stream, run *v1.TaskRun, view RunView) error {
 	html, err := view.Live(run)
 	if err != nil {
 		return err

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/runindex"
 )
 
@@ -24,8 +24,8 @@ const (
 
 // RowRenderer renders a run's row, and names its id.
 type RowRenderer interface {
-	Row(run *v1beta1.TaskRun) (string, error)
-	RowID(run *v1beta1.TaskRun) string
+	Row(run *v1.TaskRun) (string, error)
+	RowID(run *v1.TaskRun) string
 }
 
 // ServeRuns sends s the changes to the runs that f selects, as they come

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -45,7 +45,7 @@ func between(start, end *metav1.Time) string {
 }
 
 // runDuration is how long a run took, or has taken so far.
-func runDuration(run *v1beta1.TaskRun, now time.Time) string {
+func runDuration(run *v1.TaskRun, now time.Time) string {
 	switch {
 	case run.Status.StartTime == nil:
 		return none
@@ -68,26 +68,26 @@ const (
 	ToneWaiting Tone = "waiting"
 )
 
-func runTone(run *v1beta1.TaskRun) Tone {
+func runTone(run *v1.TaskRun) Tone {
 	c := runstate.Succeeded(run)
 	switch {
 	case c != nil && c.Status == metav1.ConditionTrue:
 		return ToneOK
 	case c != nil && c.Status == metav1.ConditionFalse:
 		return ToneFailed
-	case c != nil && c.Reason == string(v1beta1.ReasonRunning):
+	case c != nil && c.Reason == string(v1.ReasonRunning):
 		return ToneGoingOn
 	}
 	return ToneWaiting
 }
 
-func stepTone(s v1beta1.StepState) Tone {
+func stepTone(s v1.StepState) Tone {
 	switch {
-	case s.State == v1beta1.StepRunning:
+	case s.State == v1.StepRunning:
 		return ToneGoingOn
-	case s.State == v1beta1.StepTerminated && s.ExitCode != nil && (*s.ExitCode == 0 || s.Reason == "Continued"):
+	case s.State == v1.StepTerminated && s.ExitCode != nil && (*s.ExitCode == 0 || s.Reason == "Continued"):
 		return ToneOK
-	case s.State == v1beta1.StepTerminated:
+	case s.State == v1.StepTerminated:
 		// A non-zero exit, or none: the step was stopped (a cancel, a
 		// timeout, its Pod lost).
 		return ToneFailed
@@ -96,7 +96,7 @@ func stepTone(s v1beta1.StepState) Tone {
 }
 
 // attemptText is "2 of 3" for a run that may retry, "" for one that may not.
-func attemptText(run *v1beta1.TaskRun) string {
+func attemptText(run *v1.TaskRun) string {
 	n := len(run.Status.Attempts) + 1
 	allowed := max(runstate.AttemptsAllowed(run), n)
 	if allowed == 1 {

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/runindex"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -33,17 +33,17 @@ func TestEveryValueIsEscaped(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	task := wrappers.Task("ns", "greet").Description(payload).
-		Params(v1beta1.ParamSpec{Name: "p", Description: payload, Default: ptr.To(payload)}).
-		Workspaces(v1beta1.WorkspaceDeclaration{Name: "w", Description: payload}).
+		Params(v1.ParamSpec{Name: "p", Description: payload, Default: v1.NewStringValue(payload)}).
+		Workspaces(v1.WorkspaceDeclaration{Name: "w", Description: payload}).
 		Step("say", "alpine:3", payload).Obj()
-	task.Spec.Results = []v1beta1.ResultDeclaration{{Name: "r", Description: payload}}
+	task.Spec.Results = []v1.ResultDeclaration{{Name: "r", Description: payload}}
 	task.Spec.Steps[0].Env = []corev1.EnvVar{{Name: "E", Value: payload}}
 	run := wrappers.TaskRun("ns", "greet-1", "greet").Param("p", payload).Label("team", "web").
-		Conditions(metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "StepFailed", Message: payload}).
-		StepStates(v1beta1.StepState{Name: "say", State: v1beta1.StepTerminated, ExitCode: ptr.To[int32](3), Reason: payload}).Obj()
-	run.Status.Results = []v1beta1.RunResult{{Name: "r", Value: ptr.To(payload)}}
-	run.Status.Attempts = []v1beta1.Attempt{{PodName: "greet-1-pod", Reason: "PodFailed", Message: payload}}
-	run.Spec.PodTemplate = &v1beta1.PodTemplate{PriorityClassName: payload}
+		Conditions(metav1.Condition{Type: v1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "StepFailed", Message: payload}).
+		StepStates(v1.StepState{Name: "say", State: v1.StepTerminated, ExitCode: ptr.To[int32](3), Reason: payload}).Obj()
+	run.Status.Results = []v1.RunResult{{Name: "r", Value: ptr.To(payload)}}
+	run.Status.Attempts = []v1.Attempt{{PodName: "greet-1-pod", Reason: "PodFailed", Message: payload}}
+	run.Spec.PodTemplate = &v1.PodTemplate{PriorityClassName: payload}
 	events := []corev1.Event{{Type: "Warning", Reason: payload, Message: payload, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "greet-1-pod"}}}
 	l := Layout{Scope: payload, Cluster: payload, CSRF: payload, Flash: payload}
 	filter, _ := runindex.ParseFilter(map[string][]string{"task": {payload}, "l": {"team=web"}})
@@ -56,10 +56,10 @@ func TestEveryValueIsEscaped(t *testing.T) {
 		}
 		rendered[name] = b.String()
 	}
-	page(PageRuns, NewRunsPage(l, filter, runindex.Page{Runs: []*v1beta1.TaskRun{run}, Total: 1, Number: 1, Pages: 1}, 50, true, []string{payload}, []string{payload}, now))
+	page(PageRuns, NewRunsPage(l, filter, runindex.Page{Runs: []*v1.TaskRun{run}, Total: 1, Number: 1, Pages: 1}, 50, true, []string{payload}, []string{payload}, now))
 	page(PageRun, NewRunPage(l, run, task, payload, events, "", now))
-	page(PageTask, NewTaskPage(l, task, []*v1beta1.TaskRun{run}, 1, now))
-	page(PageTasks, NewTasksPage(l, []v1beta1.Task{*task}, true))
+	page(PageTask, NewTaskPage(l, task, []*v1.TaskRun{run}, 1, now))
+	page(PageTasks, NewTasksPage(l, []v1.Task{*task}, true))
 	page(PageYAML, NewYAMLPage(l, "ns", "greet-1", []VersionYAML{{APIVersion: "minitask.dev/v1alpha1", YAML: "message: " + payload}, {APIVersion: "v", Error: payload}}))
 	page(PageError, ErrorPage{Layout: l, Heading: payload, Message: payload, Hint: payload})
 	for name, data := range map[string]any{FragmentRunRow: NewRunRow(run, now), FragmentRunLive: NewRunLive(run, task, now), FragmentRunOutcome: NewRunLive(run, task, now), FragmentRunEvents: NewRunEvents(events, payload, now)} {
@@ -85,10 +85,10 @@ func TestNewRunRow(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	started := metav1.NewTime(now.Add(-90 * time.Second))
 	condition := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
-		return metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: status, Reason: reason, Message: message}
+		return metav1.Condition{Type: v1.ConditionSucceeded, Status: status, Reason: reason, Message: message}
 	}
 	tests := map[string]struct {
-		run  *v1beta1.TaskRun
+		run  *v1.TaskRun
 		want RunRow
 	}{
 		"not seen by the controller yet": {
@@ -96,10 +96,10 @@ func TestNewRunRow(t *testing.T) {
 			want: RunRow{Status: "Pending", Tone: ToneWaiting, Started: Time{Ago: none}, Duration: none},
 		},
 		"running, with retries": {
-			run: func() *v1beta1.TaskRun {
+			run: func() *v1.TaskRun {
 				r := wrappers.TaskRun("ns", "r", "t").Started(started).Conditions(condition(metav1.ConditionUnknown, "Running", "running step \"a\" (1 of 2)")).Obj()
 				r.Spec.Retries = ptr.To[int32](2)
-				r.Status.Attempts = []v1beta1.Attempt{{}}
+				r.Status.Attempts = []v1.Attempt{{}}
 				return r
 			}(),
 			want: RunRow{Status: "Running", Tone: ToneGoingOn, Message: `running step "a" (1 of 2)`,

@@ -8,7 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/paramtext"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/eventtime"
 	"github.com/minitask-dev/minitask/internal/runstate"
@@ -52,6 +53,7 @@ type RunLive struct {
 	Attempt         string
 	Pod             string
 	Timeout         string
+	PendingTimeout  string
 	Steps           []StepRow
 	Conditions      []ConditionRow
 	Results         []ResultRow
@@ -81,7 +83,7 @@ type AttemptRow struct {
 }
 
 // ParamRow is a param with the value the run gets, and where it comes from.
-type ParamRow struct{ Name, Value, From string }
+type ParamRow struct{ Name, Type, Value, From string }
 
 // WorkspaceRow is a workspace with what the run binds it to.
 type WorkspaceRow struct{ Name, Source, MountPath, From string }
@@ -108,7 +110,7 @@ type EventRow struct {
 
 // NewRunPage is run in detail; task is its Task (nil if taskNote says why
 // it could not be read), events its Events (or eventsNote why not).
-func NewRunPage(l Layout, run *v1beta1.TaskRun, task *v1beta1.Task, taskNote string, events []corev1.Event, eventsNote string, now time.Time) RunPage {
+func NewRunPage(l Layout, run *v1.TaskRun, task *v1.Task, taskNote string, events []corev1.Event, eventsNote string, now time.Time) RunPage {
 	p := RunPage{
 		Layout: l.For("TaskRun "+run.Name, "runs"), Namespace: run.Namespace, Name: run.Name, URL: RunPath(run.Namespace, run.Name),
 		Task: run.Spec.TaskRef.Name, TaskURL: TaskPath(run.Namespace, run.Spec.TaskRef.Name), TaskNote: taskNote,
@@ -120,22 +122,23 @@ func NewRunPage(l Layout, run *v1beta1.TaskRun, task *v1beta1.Task, taskNote str
 }
 
 // NewRunLive is the part of run's page that follows it.
-func NewRunLive(run *v1beta1.TaskRun, task *v1beta1.Task, now time.Time) RunLive {
+func NewRunLive(run *v1.TaskRun, task *v1.Task, now time.Time) RunLive {
 	live := RunLive{
 		Status: runstate.Summary(run), Tone: runTone(run), CancelRequested: runstate.CancelRequested(run), Finished: runstate.Finished(run),
 		Started: timeOf(run.Status.StartTime, now), Completed: timeOf(run.Status.CompletionTime, now),
 		Duration: runDuration(run, now), Attempt: attemptText(run), Pod: orNone(run.Status.PodName), Timeout: timeoutText(run),
+		PendingTimeout: pendingTimeoutText(run),
 	}
 	if c := runstate.Succeeded(run); c != nil && c.Message != "" {
 		live.MessageLabel, live.Message = "Message", c.Message
-		if c.Status == metav1.ConditionUnknown && c.Reason == string(v1beta1.ReasonPending) {
+		if c.Status == metav1.ConditionUnknown && c.Reason == string(v1.ReasonPending) {
 			live.MessageLabel = "Why pending"
 		}
 	}
 	steps := run.Status.Steps
 	if len(steps) == 0 && task != nil {
 		for _, s := range task.Spec.Steps {
-			steps = append(steps, v1beta1.StepState{Name: s.Name})
+			steps = append(steps, v1.StepState{Name: s.Name})
 		}
 	}
 	for _, s := range steps {
@@ -147,9 +150,9 @@ func NewRunLive(run *v1beta1.TaskRun, task *v1beta1.Task, now time.Time) RunLive
 			row.ExitCode = strconv.Itoa(int(*s.ExitCode))
 		}
 		switch s.State {
-		case v1beta1.StepTerminated:
+		case v1.StepTerminated:
 			row.Duration = between(s.StartedAt, s.FinishedAt)
-		case v1beta1.StepRunning:
+		case v1.StepRunning:
 			if s.StartedAt != nil {
 				row.Duration = since(s.StartedAt.Time, now) + " so far"
 			}
@@ -183,18 +186,18 @@ func NewRunEvents(events []corev1.Event, note string, now time.Time) RunEvents {
 	return e
 }
 
-func timeoutText(run *v1beta1.TaskRun) string {
-	switch t := run.Spec.Timeout; {
-	case t == nil:
-		return "the controller's default (" + runstate.DefaultTimeout.String() + " unless set)"
-	case t.Duration == 0:
-		return "none (0s)"
-	default:
-		return t.Duration.String()
-	}
+// timeoutText is spec.timeouts.total: how long the run may take in all.
+func timeoutText(run *v1.TaskRun) string {
+	return runinfo.TimeoutText(run.Spec.Timeouts.Total, "the controller's default ("+runstate.DefaultTimeout.String()+" unless set)")
 }
 
-func resultRows(run *v1beta1.TaskRun, task *v1beta1.Task) []ResultRow {
+// pendingTimeoutText is spec.timeouts.pending: how long the run may wait
+// for its first step to start.
+func pendingTimeoutText(run *v1.TaskRun) string {
+	return runinfo.TimeoutText(run.Spec.Timeouts.Pending, "not set (the controller's image pull and configuration timeouts apply)")
+}
+
+func resultRows(run *v1.TaskRun, task *v1.Task) []ResultRow {
 	var rows []ResultRow
 	for _, r := range runinfo.Results(run, task) {
 		value := none
@@ -206,19 +209,19 @@ func resultRows(run *v1beta1.TaskRun, task *v1beta1.Task) []ResultRow {
 	return rows
 }
 
-func paramRows(run *v1beta1.TaskRun, task *v1beta1.Task) []ParamRow {
+func paramRows(run *v1.TaskRun, task *v1.Task) []ParamRow {
 	var rows []ParamRow
 	for _, p := range runinfo.Params(task, run.Spec.Params) {
-		value := p.Value
+		value := paramtext.Text(p.Value)
 		if p.Source == runstate.Missing {
 			value = none
 		}
-		rows = append(rows, ParamRow{p.Name, value, string(p.Source)})
+		rows = append(rows, ParamRow{p.Name, string(p.Type), value, string(p.Source)})
 	}
 	return rows
 }
 
-func workspaceRows(run *v1beta1.TaskRun, task *v1beta1.Task) []WorkspaceRow {
+func workspaceRows(run *v1.TaskRun, task *v1.Task) []WorkspaceRow {
 	var rows []WorkspaceRow
 	for _, w := range runinfo.Workspaces(run, task) {
 		rows = append(rows, WorkspaceRow{w.Name, w.Source, orNone(w.MountPath), w.From})
@@ -226,7 +229,7 @@ func workspaceRows(run *v1beta1.TaskRun, task *v1beta1.Task) []WorkspaceRow {
 	return rows
 }
 
-func podSettings(run *v1beta1.TaskRun) PodSettings {
+func podSettings(run *v1.TaskRun) PodSettings {
 	s := PodSettings{ServiceAccount: run.Spec.ServiceAccountName}
 	if s.ServiceAccount == "" {
 		s.ServiceAccount = "none named: the Pod gets no API token"
@@ -241,7 +244,7 @@ func podSettings(run *v1beta1.TaskRun) PodSettings {
 
 // stepNames are the steps the run's logs are shown for: its status's,
 // else its Task's.
-func stepNames(run *v1beta1.TaskRun, task *v1beta1.Task) []string {
+func stepNames(run *v1.TaskRun, task *v1.Task) []string {
 	var names []string
 	for _, s := range run.Status.Steps {
 		names = append(names, s.Name)

@@ -10,7 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/dashboard/runindex"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 	"github.com/minitask-dev/minitask/internal/runstate"
@@ -37,7 +37,7 @@ type RunRow struct {
 
 // NewRunRow is run as a row of a list, at now. run may be slim
 // (runindex.Slim): a row shows nothing else.
-func NewRunRow(run *v1beta1.TaskRun, now time.Time) RunRow {
+func NewRunRow(run *v1.TaskRun, now time.Time) RunRow {
 	row := RunRow{
 		ID: RowID(run.Namespace, run.Name), Namespace: run.Namespace, Name: run.Name, URL: RunPath(run.Namespace, run.Name),
 		Task: run.Spec.TaskRef.Name, TaskURL: TaskPath(run.Namespace, run.Spec.TaskRef.Name),

@@ -6,7 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/paramtext"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -25,7 +26,7 @@ type TaskRow struct {
 }
 
 // NewTasksPage lists tasks.
-func NewTasksPage(l Layout, tasks []v1beta1.Task, allNamespaces bool) TasksPage {
+func NewTasksPage(l Layout, tasks []v1.Task, allNamespaces bool) TasksPage {
 	p := TasksPage{Layout: l.For("Tasks", "tasks"), AllNamespaces: allNamespaces}
 	for i := range tasks {
 		t := &tasks[i]
@@ -54,6 +55,9 @@ type TaskPage struct {
 // ParamSpecRow is a param the Task declares, and the start form's field.
 type ParamSpecRow struct {
 	Name, Description string
+	// Type is the param's type (string, array or object), and Syntax how
+	// the form takes a value of it.
+	Type, Syntax string
 	// Default is the default's text, HasDefault whether there is one.
 	Default    string
 	HasDefault bool
@@ -84,13 +88,16 @@ func ParamField(name string) string     { return "param." + name }
 func WorkspaceField(name string) string { return "workspace." + name }
 
 // NewTaskPage is task in detail, with runs (newest first, of total).
-func NewTaskPage(l Layout, task *v1beta1.Task, runs []*v1beta1.TaskRun, total int, now time.Time) TaskPage {
+func NewTaskPage(l Layout, task *v1.Task, runs []*v1.TaskRun, total int, now time.Time) TaskPage {
 	p := TaskPage{Layout: l.For("Task "+task.Name, "tasks"), Namespace: task.Namespace, Name: task.Name, Description: task.Spec.Description,
 		RunsTotal: total, RunsURL: TaskRunsURL(task.Namespace, task.Name), StartURL: TaskPath(task.Namespace, task.Name) + "/start"}
 	for _, ps := range task.Spec.Params {
-		row := ParamSpecRow{Name: ps.Name, Description: ps.Description, Field: ParamField(ps.Name)}
+		row := ParamSpecRow{Name: ps.Name, Description: ps.Description, Type: string(ps.TypeOrDefault()), Field: ParamField(ps.Name)}
+		if ps.TypeOrDefault() != v1.ParamTypeString {
+			row.Syntax = paramtext.Syntax(ps)
+		}
 		if ps.Default != nil {
-			row.Default, row.HasDefault = *ps.Default, true
+			row.Default, row.HasDefault = paramtext.Text(*ps.Default), true
 		}
 		p.Params = append(p.Params, row)
 	}

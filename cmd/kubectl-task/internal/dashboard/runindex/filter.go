@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -75,7 +75,7 @@ func (f Filter) Query() url.Values {
 }
 
 // Matches reports whether f selects run.
-func (f Filter) Matches(run *v1beta1.TaskRun) bool {
+func (f Filter) Matches(run *v1.TaskRun) bool {
 	if f.Namespace != "" && run.Namespace != f.Namespace {
 		return false
 	}
@@ -88,7 +88,7 @@ func (f Filter) Matches(run *v1beta1.TaskRun) bool {
 	return f.Status.matches(run)
 }
 
-func (s Status) matches(run *v1beta1.TaskRun) bool {
+func (s Status) matches(run *v1.TaskRun) bool {
 	c := runstate.Succeeded(run)
 	switch s {
 	case GoingOn:

@@ -7,12 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 func TestFilter(t *testing.T) {
-	runs := map[string]*v1beta1.TaskRun{
+	runs := map[string]*v1.TaskRun{
 		"pending":   wrappers.TaskRun("a", "pending", "build").Label("team", "web").Obj(),
 		"running":   wrappers.TaskRun("a", "running", "build").Conditions(cond(metav1.ConditionUnknown, "Running")).Obj(),
 		"succeeded": wrappers.TaskRun("a", "succeeded", "test").Label("team", "web").Conditions(cond(metav1.ConditionTrue, "Succeeded")).Obj(),
@@ -68,5 +68,5 @@ func TestFilter(t *testing.T) {
 }
 
 func cond(status metav1.ConditionStatus, reason string) metav1.Condition {
-	return metav1.Condition{Type: v1beta1.ConditionSucceeded, Status: status, Reason: reason, Message: "m"}
+	return metav1.Condition{Type: v1.ConditionSucceeded, Status: status, Reason: reason, Message: "m"}
 }

@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runinfo"
 )
 
@@ -26,7 +26,7 @@ const subscriberBuffer = 1024
 
 // Change is a run that was added, changed, or (Deleted) removed.
 type Change struct {
-	Run     *v1beta1.TaskRun
+	Run     *v1.TaskRun
 	Deleted bool
 }
 
@@ -42,11 +42,11 @@ type Index struct {
 // New returns an index of the runs lw lists and watches; Run starts it.
 func New(lw cache.ListerWatcher) *Index {
 	h := &health{}
-	informer := cache.NewSharedIndexInformerWithOptions(h.wrap(lw), &v1beta1.TaskRun{}, cache.SharedIndexInformerOptions{
+	informer := cache.NewSharedIndexInformerWithOptions(h.wrap(lw), &v1.TaskRun{}, cache.SharedIndexInformerOptions{
 		Indexers: cache.Indexers{
 			cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 			taskIndex: func(obj any) ([]string, error) {
-				return []string{obj.(*v1beta1.TaskRun).Spec.TaskRef.Name}, nil
+				return []string{obj.(*v1.TaskRun).Spec.TaskRef.Name}, nil
 			},
 		},
 	})
@@ -114,7 +114,7 @@ func (ix *Index) publish(obj any, deleted bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	run, ok := obj.(*v1beta1.TaskRun)
+	run, ok := obj.(*v1.TaskRun)
 	if !ok {
 		return
 	}
@@ -132,7 +132,7 @@ func (ix *Index) publish(obj any, deleted bool) {
 
 // Page is one page of the runs a filter selects, newest first.
 type Page struct {
-	Runs []*v1beta1.TaskRun
+	Runs []*v1.TaskRun
 	// Total is how many runs the filter selects; Number is this page's,
 	// from 1, of Pages.
 	Total, Number, Pages int
@@ -160,7 +160,7 @@ func (ix *Index) Query(f Filter, number, size int) Page {
 }
 
 // selected are the runs f selects, in no order.
-func (ix *Index) selected(f Filter) []*v1beta1.TaskRun {
+func (ix *Index) selected(f Filter) []*v1.TaskRun {
 	var objs []any
 	switch {
 	case f.Task != "":
@@ -170,9 +170,9 @@ func (ix *Index) selected(f Filter) []*v1beta1.TaskRun {
 	default:
 		objs = ix.informer.GetStore().List()
 	}
-	runs := make([]*v1beta1.TaskRun, 0, len(objs))
+	runs := make([]*v1.TaskRun, 0, len(objs))
 	for _, o := range objs {
-		if run := o.(*v1beta1.TaskRun); f.Matches(run) {
+		if run := o.(*v1.TaskRun); f.Matches(run) {
 			runs = append(runs, run)
 		}
 	}
@@ -193,10 +193,10 @@ func (ix *Index) values(index string) []string {
 }
 
 // Get returns the run held under ns/name, as the list shows it.
-func (ix *Index) Get(ns, name string) (*v1beta1.TaskRun, bool) {
+func (ix *Index) Get(ns, name string) (*v1.TaskRun, bool) {
 	obj, ok, _ := ix.informer.GetStore().GetByKey(ns + "/" + name)
 	if !ok {
 		return nil, false
 	}
-	return obj.(*v1beta1.TaskRun), true
+	return obj.(*v1.TaskRun), true
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // ListWatch lists and watches the TaskRuns in namespace ns (every namespace
@@ -30,12 +30,12 @@ func ListWatchSelected(c client.WithWatch, ns string, sel fields.Selector) cache
 	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			list := &v1beta1.TaskRunList{}
+			list := &v1.TaskRunList{}
 			err := c.List(ctx, list, with(opts))
 			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return c.Watch(ctx, &v1beta1.TaskRunList{}, with(opts))
+			return c.Watch(ctx, &v1.TaskRunList{}, with(opts))
 		},
 	}
 }

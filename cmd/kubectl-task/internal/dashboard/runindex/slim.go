@@ -3,7 +3,7 @@ package runindex
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -15,12 +15,12 @@ import (
 // run's page reads the whole run from the API server. It is the index's
 // transform, run on each object before it is stored.
 func Slim(obj any) (any, error) {
-	run, ok := obj.(*v1beta1.TaskRun)
+	run, ok := obj.(*v1.TaskRun)
 	if !ok {
 		// A tombstone (cache.DeletedFinalStateUnknown) holds a run already slim.
 		return obj, nil
 	}
-	slim := &v1beta1.TaskRun{
+	slim := &v1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              run.Name,
 			Namespace:         run.Namespace,
@@ -30,12 +30,12 @@ func Slim(obj any) (any, error) {
 			DeletionTimestamp: run.DeletionTimestamp,
 			Labels:            run.Labels,
 		},
-		Spec: v1beta1.TaskRunSpec{
+		Spec: v1.TaskRunSpec{
 			TaskRef: run.Spec.TaskRef,
 			Retries: run.Spec.Retries,
 			Status:  run.Spec.Status,
 		},
-		Status: v1beta1.TaskRunStatus{
+		Status: v1.TaskRunStatus{
 			StartTime:      run.Status.StartTime,
 			CompletionTime: run.Status.CompletionTime,
 		},
@@ -45,7 +45,7 @@ func Slim(obj any) (any, error) {
 	}
 	if n := len(run.Status.Attempts); n > 0 {
 		// Only their number is shown: the attempt a run is on.
-		slim.Status.Attempts = make([]v1beta1.Attempt, n)
+		slim.Status.Attempts = make([]v1.Attempt, n)
 	}
 	return slim, nil
 }
