@@ -47,13 +47,15 @@ an older minitask it says so and does nothing.
 
 Exit codes:
   0    success
-  1    an error (unknown Task or run, the cluster unreachable or refusing), or,
+  1    an error (unknown Task or run, the cluster unreachable, refusing, or
+       serving no minitask.dev/v1: minitask older than release 5), or,
        for --wait and --showlog (start, rerun), the run failed or was deleted
        before it finished
   2    a usage error: unknown command or flag, wrong arguments, a malformed
-       -p, -w, -l, --serviceaccount, --keep-since or --request-timeout, a
-       param or workspace the Task does not declare, a required param
-       without a value
+       -p, -w, -l, --serviceaccount, --timeout, --pending-timeout,
+       --keep-since or --request-timeout, a -p value not of its param's
+       type, a param or workspace the Task does not declare, a required
+       param without a value
   130  interrupted (Ctrl-C); a run that was started goes on in the cluster
        (dashboard exits 0 on Ctrl-C: that is how it ends)`
 

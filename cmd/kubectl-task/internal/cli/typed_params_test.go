@@ -8,24 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/internal/testing/wrappers"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/testing/fixtures"
 )
-
-// lintTask takes an array, an object with a default and a string.
-func lintTask() *v1.Task {
-	return wrappers.Task("", "lint").Params(
-		v1.ParamSpec{Name: "files", Type: v1.ParamTypeArray},
-		v1.ParamSpec{Name: "image", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"repo": {}, "tag": {}},
-			Default: v1.NewObjectValue(map[string]string{"repo": "example.org/app", "tag": "latest"})},
-		v1.ParamSpec{Name: "mode", Default: v1.NewStringValue("strict")},
-	).Step("lint", "golang:1.26", "").Obj()
-}
 
 // TestTypedParams starts, describes and reruns runs of array and object
 // params, with both timeouts.
 func TestTypedParams(t *testing.T) {
 	h := newHarness(t)
-	h.Create(t, lintTask())
+	h.Create(t, fixtures.LintTask(""))
 
 	started := func(name string) result {
 		return result{Stdout: "TaskRun " + name + " started in namespace NS\nFollow its logs with: kubectl task logs " + name + " -f -n NS\n"}
