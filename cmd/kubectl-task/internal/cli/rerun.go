@@ -54,7 +54,8 @@ func (p *plugin) runRerun(ctx context.Context, name string, f rerunFlags) error 
 		return err
 	}
 	// A run of a Task that is gone would wait for it; one that misses a
-	// value the Task now requires would fail at once. Say so, create nothing.
+	// value the Task now requires, or gives one of another type than the
+	// Task now declares, would fail at once. Say so, create nothing.
 	task, err := c.getTask(ctx, ns, earlier.Spec.TaskRef.Name)
 	if err != nil {
 		return err
@@ -64,6 +65,11 @@ func (p *plugin) runRerun(ctx context.Context, name string, f rerunFlags) error 
 	if errors.As(err, &missing) {
 		return fmt.Errorf("Task %q now needs a value for %s, which TaskRun %s does not give; start it with: kubectl task start %s --last -p NAME=VALUE", //nolint:staticcheck // the kind Task, as users see it
 			task.Name, quotedList("param", missing.Missing), name, task.Name)
+	}
+	var wrong *runops.WrongTypeParamsError
+	if errors.As(err, &wrong) {
+		return fmt.Errorf("Task %q now declares params of other types than TaskRun %s's values (%s); start it with: kubectl task start %s --last -p NAME=VALUE", //nolint:staticcheck // the kind Task, as users see it
+			task.Name, name, strings.Join(wrong.Problems, "; "), task.Name)
 	}
 	if err != nil {
 		return err

@@ -193,6 +193,12 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if err := checkParams(cmd, task, runinfo.Params(task, run.Spec.Params)); err != nil {
 		return err
 	}
+	// Only --last can bring a value of another type than the Task now
+	// declares: typeParams read every -p as its param's type.
+	if wrong := runops.WrongTypeParams(task, run.Spec.Params); f.last && len(wrong) > 0 {
+		return usageErrorf(cmd, "TaskRun %s's values are not of the types Task %q now declares (%s); give each with -p NAME=VALUE",
+			from, task.Name, strings.Join(wrong, "; "))
+	}
 	return p.createAndFollow(ctx, c, run, from, f.follow)
 }
 

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/testing/fixtures"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestTypedParams starts, describes and reruns runs of array and object
@@ -118,4 +120,49 @@ func TestTypedParams(t *testing.T) {
 			t.Errorf("describe lint-3 shows no %q in:\n%s", want, got.Stdout)
 		}
 	})
+}
+
+// TestParamRetyped refuses to start again, with rerun or start --last, a
+// run whose value is not of the type its Task now declares: the new run
+// would end InvalidParams at once. A -p in its place is taken.
+func TestParamRetyped(t *testing.T) {
+	h := newHarness(t)
+	task := wrappers.Task("", "lint").Param("files").Step("lint", "golang:1.26", "").Obj()
+	h.Create(t, task, wrappers.TaskRun("", "lint-1", "lint").Param("files", "a.go").Obj())
+	task.Spec.Params[0].Type = v1.ParamTypeArray
+	if err := h.Env.Client.Update(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	// In order: the last starts the run that --last would take next.
+	tests := []struct {
+		name string
+		args []string
+		want result
+	}{
+		{
+			name: "rerun",
+			args: []string{"rerun", "lint-1"},
+			want: result{Code: 1, Stderr: `error: Task "lint" now declares params of other types than TaskRun lint-1's values ` +
+				`(param "files": its value is a string, but the param is an array); start it with: kubectl task start lint --last -p NAME=VALUE` + "\n"},
+		},
+		{
+			name: "start --last",
+			args: []string{"start", "lint", "--last"},
+			want: result{Code: 2, Stderr: `error: TaskRun lint-1's values are not of the types Task "lint" now declares ` +
+				`(param "files": its value is a string, but the param is an array); give each with -p NAME=VALUE; see 'kubectl task start --help'` + "\n"},
+		},
+		{
+			name: "start --last with a value in its place",
+			args: []string{"start", "lint", "--last", "-p", "files=a.go,b.go", "--name", "lint-2"},
+			want: result{Stdout: "TaskRun lint-2 started in namespace NS, with the settings of TaskRun lint-1\n" +
+				"Follow its logs with: kubectl task logs lint-2 -f -n NS\n"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, h.kubectlTask(t, tc.args...)); diff != "" {
+				t.Errorf("kubectl task %s (-want +got):\n%s", strings.Join(tc.args, " "), diff)
+			}
+		})
+	}
 }

@@ -78,6 +78,13 @@ func (s *Server) rerun(w http.ResponseWriter, r *http.Request) {
 				task.Name, strings.Join(missing.Missing, ", "), earlier.Name), pages.TaskPath(task.Namespace, task.Name), "Start it from the Task's page")
 		return
 	}
+	var wrong *runops.WrongTypeParamsError
+	if errors.As(err, &wrong) {
+		s.refuse(w, r, http.StatusConflict, "Cannot rerun",
+			fmt.Sprintf("Task %q now declares params of other types than TaskRun %s's values (%s): start it from its page instead.",
+				task.Name, earlier.Name, strings.Join(wrong.Problems, "; ")), pages.TaskPath(task.Namespace, task.Name), "Start it from the Task's page")
+		return
+	}
 	if err := runops.Create(r.Context(), s.cfg.Client, run); err != nil {
 		s.fail(w, r, fmt.Sprintf("starting TaskRun %s again", earlier.Name), err)
 		return

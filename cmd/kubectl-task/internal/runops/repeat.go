@@ -3,6 +3,7 @@ package runops
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -60,10 +61,32 @@ func (e *MissingParamsError) Error() string {
 	return fmt.Sprintf("Task %q needs a value for %v", e.Task, e.Missing)
 }
 
+// WrongTypeParamsError says that a run's values are not of the types its
+// Task now declares (it changed since): the run would end InvalidParams
+// at once, so it is not created.
+type WrongTypeParamsError struct {
+	// Task is the Task's name; Problems say, param by param, what is wrong,
+	// in the controller's words (runstate.ParamProblems).
+	Task     string
+	Problems []string
+}
+
+func (e *WrongTypeParamsError) Error() string {
+	return fmt.Sprintf("Task %q takes no such values: %s", e.Task, strings.Join(e.Problems, "; "))
+}
+
+// WrongTypeParams says, param by param, which values given for task's
+// params are not of the type the param declares, as the controller would.
+func WrongTypeParams(task *v1.Task, given []v1.Param) []string {
+	_, problems := runstate.ParamValues(task, &v1.TaskRun{Spec: v1.TaskRunSpec{Params: given}})
+	return problems.WrongType
+}
+
 // RerunOf returns a new run, not yet created, of earlier's Task with
 // earlier's settings (RepeatedSpec, RepeatedLabels), named name (generated
 // when empty). task is the Task as it is now: a value it now requires that
-// earlier does not give is a *MissingParamsError.
+// earlier does not give is a *MissingParamsError, and values no longer of
+// their params' types a *WrongTypeParamsError.
 func RerunOf(earlier *v1.TaskRun, task *v1.Task, name string) (*v1.TaskRun, error) {
 	run := &v1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: earlier.Namespace, Name: name, Labels: RepeatedLabels(earlier)},
@@ -71,6 +94,9 @@ func RerunOf(earlier *v1.TaskRun, task *v1.Task, name string) (*v1.TaskRun, erro
 	}
 	if missing := MissingParams(task, run.Spec.Params); len(missing) > 0 {
 		return nil, &MissingParamsError{Task: task.Name, Missing: missing}
+	}
+	if wrong := WrongTypeParams(task, run.Spec.Params); len(wrong) > 0 {
+		return nil, &WrongTypeParamsError{Task: task.Name, Problems: wrong}
 	}
 	return run, nil
 }

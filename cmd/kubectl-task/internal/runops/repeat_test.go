@@ -1,7 +1,6 @@
 package runops
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -27,7 +26,7 @@ func TestRerunOf(t *testing.T) {
 		task    *v1.Task
 		name    string
 		want    *v1.TaskRun
-		wantErr *MissingParamsError
+		wantErr error
 	}{
 		"the settings without the cancel request or the controller's labels": {
 			earlier: earlier, task: greet,
@@ -63,6 +62,14 @@ func TestRerunOf(t *testing.T) {
 				}, Timeouts: v1.Timeouts{Total: v1.NewDuration(time.Hour), Pending: v1.NewDuration(0)}},
 			},
 		},
+		"a value of another type than the Task now declares": {
+			earlier: wrappers.TaskRun("ns", "lint-1", "lint").Params(
+				v1.Param{Name: "files", Value: *v1.NewStringValue("a.go")},
+				v1.Param{Name: "image", Value: *v1.NewObjectValue(map[string]string{"repo": "r", "tag": "t"})},
+				v1.Param{Name: "empty", Value: *v1.NewArrayValue()}).Obj(),
+			task:    lint,
+			wantErr: &WrongTypeParamsError{Task: "lint", Problems: []string{`param "files": its value is a string, but the param is an array`}},
+		},
 		"a param the Task now requires": {
 			earlier: wrappers.TaskRun("ns", "greet-1", "greet").Obj(), task: greet,
 			wantErr: &MissingParamsError{Task: "greet", Missing: []string{"greeting"}},
@@ -71,11 +78,7 @@ func TestRerunOf(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got, err := RerunOf(tc.earlier, tc.task, tc.name)
-			var gotErr *MissingParamsError
-			if err != nil && !errors.As(err, &gotErr) {
-				t.Fatalf("RerunOf: %v", err)
-			}
-			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, err); diff != "" {
 				t.Errorf("RerunOf error (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
