@@ -52,12 +52,12 @@ func Syntax(spec v1.ParamSpec) string {
 	case v1.ParamTypeArray:
 		return `a JSON array of strings, ["a","b"], or items between commas, a,b`
 	case v1.ParamTypeObject:
-		keys := Keys(spec)
+		declared := declaredKeys(spec)
 		example := "KEY=VALUE,..."
-		if len(keys) > 0 {
-			example = keys[0] + "=VALUE"
-			if len(keys) > 1 {
-				example += "," + keys[1] + "=VALUE"
+		if len(declared) > 0 {
+			example = declared[0] + "=VALUE"
+			if len(declared) > 1 {
+				example += "," + declared[1] + "=VALUE"
 			}
 		}
 		return `a JSON object of strings, {"KEY":"VALUE"}, or KEY=VALUE pairs between commas, ` + example
@@ -66,8 +66,8 @@ func Syntax(spec v1.ParamSpec) string {
 	}
 }
 
-// Keys are the keys spec, an object param, declares, sorted.
-func Keys(spec v1.ParamSpec) []string {
+// declaredKeys are the keys spec, an object param, declares, sorted.
+func declaredKeys(spec v1.ParamSpec) []string {
 	keys := make([]string, 0, len(spec.Properties))
 	for k := range spec.Properties {
 		keys = append(keys, k)

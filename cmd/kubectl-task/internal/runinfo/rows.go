@@ -21,18 +21,10 @@ type Param struct {
 	// a param it does not declare) the value's own.
 	Type v1.ParamType
 	// Value is the value the run gets; zero when Source is Missing.
-	Value v1.ParamValue
-	// Properties are an object param's keys, as the Task declares them.
-	Properties map[string]v1.PropertySpec
-	Source     runstate.ParamSource
+	Value  v1.ParamValue
+	Source runstate.ParamSource
 	// Default is the Task's default, if it has one.
 	Default *v1.ParamValue
-}
-
-// Spec is the param's declaration as far as p knows it: its name, type and
-// keys.
-func (p Param) Spec() v1.ParamSpec {
-	return v1.ParamSpec{Name: p.Name, Type: p.Type, Properties: p.Properties}
 }
 
 // valueType is v's type, string for a zero value.
@@ -58,7 +50,7 @@ func Params(task *v1.Task, given []v1.Param) []Param {
 	declared := map[string]bool{}
 	for _, p := range runstate.ResolveParams(task, given) {
 		declared[p.Spec.Name] = true
-		row := Param{Name: p.Spec.Name, Type: p.Spec.TypeOrDefault(), Properties: p.Spec.Properties,
+		row := Param{Name: p.Spec.Name, Type: p.Spec.TypeOrDefault(),
 			Source: p.Source, Description: p.Spec.Description, Default: p.Spec.Default}
 		if p.Value != nil {
 			row.Value = *p.Value
