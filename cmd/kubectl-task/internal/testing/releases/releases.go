@@ -1,7 +1,7 @@
-// Package releases starts test API servers that stand for clusters of
-// minitask releases before this one, as kubectl task meets them: their
-// CRDs as test/e2e/testdata keeps them, and what release 5 refuses at
-// admission.
+// Package releases makes test API servers stand for clusters other than
+// this release's, as kubectl task meets them: an earlier release's CRDs as
+// test/e2e/testdata keeps them, what release 5 refuses at admission, and
+// any admission policy of a cluster's own (AdmissionPolicy).
 package releases
 
 import (
@@ -45,9 +45,26 @@ const Release5PendingRefusal = "spec.timeouts.pending: Forbidden: timeouts.pendi
 // which admit it. It returns once the policy is in force.
 func RefuseAsRelease5(t testing.TB, e *testenv.Env) {
 	t.Helper()
-	ctx := context.Background()
+	probe := wrappers.TaskRun("default", "probe", "greet").Obj()
+	probe.Spec.Timeouts.Pending = v1.NewDuration(0)
+	AdmissionPolicy(t, e, "release-5-refusals", "!has(object.spec.timeouts) || !has(object.spec.timeouts.pending)",
+		Release5PendingRefusal, admissionregistrationv1.Deny, nil)
+	testenv.Eventually(t, func() (bool, string) {
+		err := e.Client.Create(context.Background(), probe.DeepCopy(), client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "needs minitask release 6"), "admitted"
+	}, "the API server to refuse timeouts.pending")
+}
+
+// AdmissionPolicy makes e's API server judge the TaskRuns created through
+// v1 (in the namespaces namespaces selects; all when nil) by expression, a
+// CEL rule on object, with message and action (Deny, Warn) for those that
+// fail it: a ValidatingAdmissionPolicy and its binding, both named name.
+// It may take a moment to be in force.
+func AdmissionPolicy(t testing.TB, e *testenv.Env, name, expression, message string,
+	action admissionregistrationv1.ValidationAction, namespaces *metav1.LabelSelector) {
+	t.Helper()
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "release-5-refusals"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
@@ -56,26 +73,19 @@ func RefuseAsRelease5(t testing.TB, e *testenv.Env) {
 						Resources: []string{"taskruns"}},
 				},
 			}}},
-			Validations: []admissionregistrationv1.Validation{{
-				Expression: "!has(object.spec.timeouts) || !has(object.spec.timeouts.pending)",
-				Message:    Release5PendingRefusal,
-			}},
+			Validations: []admissionregistrationv1.Validation{{Expression: expression, Message: message}},
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "release-5-refusals"},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: policy.Name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{action},
+			MatchResources:    &admissionregistrationv1.MatchResources{NamespaceSelector: namespaces}},
 	}
 	for _, obj := range []client.Object{policy, binding} {
-		if err := e.Client.Create(ctx, obj); err != nil {
+		if err := e.Client.Create(context.Background(), obj); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = e.Client.Delete(context.Background(), obj) })
 	}
-	probe := wrappers.TaskRun("default", "probe", "greet").Obj()
-	probe.Spec.Timeouts.Pending = v1.NewDuration(0)
-	testenv.Eventually(t, func() (bool, string) {
-		err := e.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		return err != nil && strings.Contains(err.Error(), "needs minitask release 6"), "admitted"
-	}, "the API server to refuse timeouts.pending")
 }
