@@ -42,7 +42,7 @@ func TestCompletion(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// The connection flags go right after the command, so that
 			// the word being completed stays last.
-			args := append([]string{"__complete", tc.args[0], "--kubeconfig", env.Kubeconfig, "-n", h.NS}, tc.args[1:]...)
+			args := append([]string{"__complete", tc.args[0], "--kubeconfig", env.Kubeconfig, "-n", h.NS, "--cache-dir", h.cacheDir}, tc.args[1:]...)
 			args[len(args)-1] = strings.ReplaceAll(args[len(args)-1], "NS", h.NS)
 			got := h.execute(t, args)
 			want := strings.Join(append(tc.want, ":4"), "\n") + "\n"
@@ -77,7 +77,7 @@ func TestCompletionStartBindings(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			args := append([]string{"__complete", tc.args[0], "--kubeconfig", env.Kubeconfig, "-n", h.NS}, tc.args[1:]...)
+			args := append([]string{"__complete", tc.args[0], "--kubeconfig", env.Kubeconfig, "-n", h.NS, "--cache-dir", h.cacheDir}, tc.args[1:]...)
 			got := h.execute(t, args)
 			want := strings.Join(append(tc.want, tc.directive), "\n") + "\n"
 			if diff := cmp.Diff(want, got.Stdout); diff != "" || got.Code != 0 {
