@@ -20,21 +20,23 @@ import (
 
 // Text is v as users read it: a string as it is, an array or an object as
 // its JSON on one line (an object's keys sorted, as encoding/json writes
-// them).
+// them; <, > and & as they are, for a terminal, not a web page, to show).
 func Text(v v1.ParamValue) string {
 	if v.Type != v1.ParamTypeArray && v.Type != v1.ParamTypeObject {
 		return v.StringVal
 	}
-	b, err := json.Marshal(v.Any())
-	if err != nil {
-		// A []any of strings or a map[string]any of strings always marshals.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v.Any()); err != nil {
+		// A []any of strings or a map[string]any of strings always encodes.
 		panic(fmt.Sprintf("param value %#v: %v", v, err))
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// TypeName is the type of spec's values in the words of messages and help,
-// with the forms a value of it may take.
+// TypeName is the type of spec's values in the words of messages: "a
+// string", "an array", "an object".
 func TypeName(spec v1.ParamSpec) string {
 	switch spec.TypeOrDefault() {
 	case v1.ParamTypeArray:

@@ -73,6 +73,7 @@ func TestTextParsesBack(t *testing.T) {
 		"a string":           {stringParam, v1.NewStringValue("a, b"), "a, b"},
 		"an array":           {arrayParam, v1.NewArrayValue("a,b", "c"), `["a,b","c"]`},
 		"an empty array":     {arrayParam, v1.NewArrayValue(), "[]"},
+		"markup, as it is":   {arrayParam, v1.NewArrayValue("<b>&", `"q"`), `["<b>&","\"q\""]`},
 		"an object":          {objectParam, v1.NewObjectValue(map[string]string{"tag": "1", "repo": "r"}), `{"repo":"r","tag":"1"}`},
 		"a zero value: text": {stringParam, &v1.ParamValue{}, ""},
 	}

@@ -33,12 +33,16 @@ func TestEveryValueIsEscaped(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	task := wrappers.Task("ns", "greet").Description(payload).
-		Params(v1.ParamSpec{Name: "p", Description: payload, Default: v1.NewStringValue(payload)}).
+		Params(v1.ParamSpec{Name: "p", Description: payload, Default: v1.NewStringValue(payload)},
+			v1.ParamSpec{Name: "a", Type: v1.ParamTypeArray, Default: v1.NewArrayValue(payload)},
+			v1.ParamSpec{Name: "o", Type: v1.ParamTypeObject, Properties: map[string]v1.PropertySpec{"k": {}},
+				Default: v1.NewObjectValue(map[string]string{"k": payload})}).
 		Workspaces(v1.WorkspaceDeclaration{Name: "w", Description: payload}).
 		Step("say", "alpine:3", payload).Obj()
 	task.Spec.Results = []v1.ResultDeclaration{{Name: "r", Description: payload}}
 	task.Spec.Steps[0].Env = []corev1.EnvVar{{Name: "E", Value: payload}}
-	run := wrappers.TaskRun("ns", "greet-1", "greet").Param("p", payload).Label("team", "web").
+	run := wrappers.TaskRun("ns", "greet-1", "greet").Label("team", "web").
+		Params(v1.Param{Name: "p", Value: *v1.NewStringValue(payload)}, v1.Param{Name: "a", Value: *v1.NewArrayValue(payload, payload)}).
 		Conditions(metav1.Condition{Type: v1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "StepFailed", Message: payload}).
 		StepStates(v1.StepState{Name: "say", State: v1.StepTerminated, ExitCode: ptr.To[int32](3), Reason: payload}).Obj()
 	run.Status.Results = []v1.RunResult{{Name: "r", Value: ptr.To(payload)}}
