@@ -1,5 +1,5 @@
 // Package paramtext is a param's value as users read and type it: on
-// kubectl task's command line (-p NAME=VALUE), in describe and list, and in
+// kubectl task's command line (-p NAME=VALUE), in describe, and in
 // the dashboard's pages and start form. A string is itself; an array or an
 // object is its JSON, and may also be typed in a shorter form (items or
 // KEY=VALUE pairs between commas). Which form a text is read in is the
