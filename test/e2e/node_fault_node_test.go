@@ -195,7 +195,9 @@ func (n *faultNode) lines(t *testing.T, name string) []fileLine {
 		t.Fatal(err)
 	}
 	var lines []fileLine
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	// The last piece is "" after the last newline, or a line being written.
+	whole := strings.Split(string(b), "\n")
+	for _, l := range whole[:len(whole)-1] {
 		f := strings.Fields(l)
 		if len(f) < 3 {
 			t.Fatalf("the file of run %s has the line %q, want WHAT POD TIME", name, l)

@@ -78,6 +78,8 @@ func restartsLoseNothing(t *testing.T, n *faultNode) {
 		task, run := n.restartedRun(name)
 		create(t, n.c, task, run)
 	}
+	// kubectl task logs -f follows one of them through both restarts.
+	followed := follow(t, n.c, names[0])
 	waitFor(t, 2*time.Minute, "both runs' first step to start", func(ctx context.Context) error {
 		for _, name := range names {
 			if len(n.lines(t, name)) == 0 {
@@ -97,6 +99,13 @@ func restartsLoseNothing(t *testing.T, n *faultNode) {
 		n.waitKubeletHealthy(t)
 	}
 	got := waitFinished(t, n.c, 2*time.Minute, names...)
+	var want []string
+	for i := 1; i <= 20; i++ {
+		want = append(want, fmt.Sprintf("[work] line %d", i))
+	}
+	if printed := followed.rest(t); !cmp.Equal(append(want, "[after] after"), printed) {
+		t.Errorf("kubectl task logs -f %s, following it through the restarts, printed %q, want every line once, in order", names[0], printed)
+	}
 	pods, err := podsByRun(context.Background(), n.c)
 	if err != nil {
 		t.Fatal(err)
@@ -383,13 +392,17 @@ func (f *follower) rest(t *testing.T) []string {
 
 // checkFollowedTicks fails the test unless lines, what kubectl task logs -f
 // printed of a ticking step whose node was lost, are its ticks from the
-// first, each once and in order, then maybe a line saying the log is gone.
+// first, each once and in order, then a line saying that the log is gone
+// with the node.
 func checkFollowedTicks(t *testing.T, lines []string) {
 	t.Helper()
 	t.Logf("kubectl task logs -f printed %d lines, the last %q", len(lines), lines[max(0, len(lines)-1):])
 	ticks := lines
-	if len(ticks) > 0 && strings.HasPrefix(ticks[len(ticks)-1], "[work] (log gone: ") {
+	gone := fmt.Sprintf(`[work] (log gone: Pod "lost-pod" is on node %q, and the node is not ready (`, realNodeName)
+	if len(ticks) > 0 && strings.HasPrefix(ticks[len(ticks)-1], gone) {
 		ticks = ticks[:len(ticks)-1]
+	} else {
+		t.Errorf("kubectl task logs -f printed %q, want it to end with a line that starts %q", lines, gone)
 	}
 	if len(ticks) < 2 {
 		t.Errorf("kubectl task logs -f printed %q, want the ticks before the node was lost", lines)
