@@ -71,7 +71,8 @@ func TestNodeFaults(t *testing.T) {
 // apart; the kubelet is restarted while both run it, then containerd. Each
 // run succeeds once: each step wrote its start and end once, its log holds
 // each line once, the first step's exit code (3, let pass) and result are
-// recorded, and no container restarted.
+// recorded, and no container restarted; a kubectl task logs -f following
+// the first through both restarts prints every line once.
 func restartsLoseNothing(t *testing.T, n *faultNode) {
 	names := []string{"restarts-a", "restarts-b"}
 	for _, name := range names {
@@ -179,8 +180,8 @@ echo "end after $(hostname) $(date +%s)" >> "$f"`},
 
 // lostKubelet: three runs tick on the real node when its kubelet is killed
 // for good. The one that does not retry ends PodFailed, naming the node,
-// within lostBound (a kubectl task logs -f following it ends without
-// error); the two that retry wait, Retrying, while their steps tick on;
+// within lostBound (a kubectl task logs -f following it prints its lines,
+// then that its log is gone with the node); the two that retry wait, Retrying, while their steps tick on;
 // then the machine is halted, and one is fenced by its Pod force-deleted,
 // the other, still waiting meanwhile, by the out-of-service taint.
 func lostKubelet(t *testing.T, n *faultNode) {
