@@ -85,10 +85,17 @@ spec:
 EOF
 }
 
-# kwokctl_config FILE writes hack/kwok/kwokctl.yaml with the API server's
-# client certificate for kubelets added: kwokctl's admin certificate, which a
-# real node's kubelet trusts (its client CA is the cluster's), so that Pod
-# logs reach it. kwok's fake nodes ask for no certificate.
+# kwokctl_config FILE REAL writes hack/kwok/kwokctl.yaml with the API
+# server's client certificate for kubelets added: kwokctl's admin
+# certificate, which a real node's kubelet trusts (its client CA is the
+# cluster's), so that Pod logs reach it. kwok's fake nodes ask for no
+# certificate. With REAL true, the node lifecycle controller gets
+# Kubernetes' own timing rather than kwokctl's, which stretches it five
+# times over (its --heartbeat-factor, 5: a silent node is Unknown after
+# 3m20s): a real kubelet's failure is noticed as on any cluster, after the
+# default --node-monitor-grace-period of the pinned version (50s), checked
+# every --node-monitor-period (5s). docs/lifecycle.md ("Node faults") states
+# the bound on a lost node's runs that follows.
 kwokctl_config() {
   local pki=$state/kwok/clusters/$name/pki
   {
@@ -101,6 +108,18 @@ kwokctl_config() {
   - key: kubelet-client-key
     value: $pki/admin.key
 EOF
+    if [ "$2" = true ]; then
+      cat <<EOF
+- name: kube-controller-manager
+  extraArgs:
+  - key: node-monitor-grace-period
+    value: 50s
+    override: true
+  - key: node-monitor-period
+    value: 5s
+    override: true
+EOF
+    fi
   } > "$1"
 }
 
@@ -210,9 +229,14 @@ create() {
   step_logs_config "$state/kwok-logs.yaml"
   stages+=(-c "$state/kwok-logs.yaml")
   (cd "$repo" && go run hack/webhook-cert.go "$state/certs")
-  kwokctl_config "$state/kwokctl.yaml"
+  kwokctl_config "$state/kwokctl.yaml" "$real"
+  # A real node's cluster has Kubernetes' heartbeats: kwok's fake nodes'
+  # Leases last 40s, as a kubelet's do, not five times that, so that a fake
+  # node beside the real one stays Ready under a 50s grace period.
+  local factor=()
+  if $real; then factor=(--heartbeat-factor=1); fi
   if ! kwokctl_ -c "$state/kwokctl.yaml" "${stages[@]}" create cluster \
-      --kubeconfig="" \
+      --kubeconfig="" "${factor[@]}" \
       --etcd-binary="$(readlink -f "$tools_bin/etcd")" \
       --kube-apiserver-binary="$(readlink -f "$tools_bin/kube-apiserver")" \
       --kube-controller-manager-binary="$(readlink -f "$tools_bin/kube-controller-manager")" \

@@ -11,6 +11,19 @@
 #   hack/real-node.sh stop DIR    stop it and remove what it left
 #   hack/real-node.sh check       exit 0 if this machine can run it, else say why
 #
+# For the node fault tests (docs/lifecycle.md, "Node faults"), on a node
+# that start started:
+#   hack/real-node.sh restart DIR kubelet|containerd
+#                                 stop that component (SIGTERM) and start it
+#                                 again, as a service manager restarts it; the
+#                                 node's containers run on meanwhile
+#   hack/real-node.sh kill DIR kubelet|containerd
+#                                 kill it (SIGKILL), as a crash does; it stays
+#                                 down, and the containers run on
+#   hack/real-node.sh halt DIR    the machine goes down: the kubelet and every
+#                                 container's processes are killed; containerd
+#                                 stays up, so that stop can still clean up
+#
 # hack/local-cluster.sh create --real-node calls start; delete calls stop.
 #
 # For experiments (docs/lifecycle.md, "What a step costs"), start takes:
@@ -107,6 +120,24 @@ wait_for() {
   die "$what did not happen within $((tenths / 10))s"
 }
 
+# run_containerd NODE: starts the node's containerd, its output appended to
+# its log, and waits until it answers.
+run_containerd() {
+  local node=$1
+  containerd --config "$node/containerd.toml" >> "$node/logs/containerd.log" 2>&1 &
+  echo $! > "$node/containerd.pid"
+  wait_for "containerd's start" 300 ctr --address "$node/containerd.sock" version
+}
+
+# run_kubelet NODE: starts the node's kubelet (KUBECONFIG set), its output
+# appended to its log.
+run_kubelet() {
+  local node=$1
+  kubelet --config "$node/kubelet.yaml" --kubeconfig "$KUBECONFIG" --hostname-override=localhost \
+    --root-dir "$node/kubelet" --cert-dir "$node/kubelet/pki" --v=2 >> "$node/logs/kubelet.log" 2>&1 &
+  echo $! > "$node/kubelet.pid"
+}
+
 start() {
   local state=$1 node=$1/node
   local why
@@ -138,9 +169,7 @@ start() {
 }
 JSON
   log "Starting containerd"
-  containerd --config "$node/containerd.toml" > "$node/logs/containerd.log" 2>&1 &
-  echo $! > "$node/containerd.pid"
-  wait_for "containerd's start" 300 ctr --address "$node/containerd.sock" version
+  run_containerd "$node"
   log "Loading the node's images"
   ctr --address "$node/containerd.sock" -n k8s.io images import --no-unpack=false "$archive" > /dev/null
 
@@ -160,9 +189,7 @@ JSON
   # --hostname-override=localhost gives the node the Hostname address
   # localhost, which the API server prefers and resolves to 127.0.0.1: a
   # loopback --node-ip is refused and leaves the node with no address at all.
-  kubelet --config "$node/kubelet.yaml" --kubeconfig "$KUBECONFIG" --hostname-override=localhost \
-    --root-dir "$node/kubelet" --cert-dir "$node/kubelet/pki" --v=2 > "$node/logs/kubelet.log" 2>&1 &
-  echo $! > "$node/kubelet.pid"
+  run_kubelet "$node"
   cat >> "$state/env" <<ENV
 MINITASK_NODE=real
 MINITASK_CONTAINERD_ADDRESS=$node/containerd.sock
@@ -171,6 +198,48 @@ ENV
   wait_for "the node's registration" 600 kubectl get node localhost
   kubectl wait --for=condition=Ready --timeout=60s node/localhost > /dev/null ||
     { tail -20 "$node/logs/kubelet.log" >&2; die "the node did not become Ready"; }
+}
+
+# component DIR NAME: checks that NAME is a component of the node started
+# in DIR, and sources the cluster's settings.
+component() {
+  local state=$1 name=$2
+  case "$name" in
+    kubelet | containerd) ;;
+    *) die "no component \"$name\": kubelet or containerd" ;;
+  esac
+  [ -d "$state/node" ] || die "no node in $state"
+  # shellcheck source=/dev/null
+  source "$state/env"
+}
+
+# restart DIR NAME: stops the component and starts it again.
+restart() {
+  component "$@"
+  local node=$1/node name=$2
+  stop_pid "$node/$name.pid"
+  log "Restarting $name"
+  "run_$name" "$node"
+}
+
+# kill_component DIR NAME: kills the component outright; it stays down.
+kill_component() {
+  component "$@"
+  local f=$1/node/$2.pid
+  [ -f "$f" ] || die "$2 is not running"
+  kill -KILL "$(< "$f")" 2> /dev/null || true
+  rm -f "$f"
+}
+
+# halt DIR: the kubelet (if still up) and every container's processes
+# killed, as when the machine goes down; what is on its disk stays.
+halt() {
+  local node=$1/node id
+  if [ -f "$node/kubelet.pid" ]; then kill_component "$1" kubelet; fi
+  local sock=$node/containerd.sock
+  for id in $(ctr --address "$sock" -n k8s.io tasks ls -q 2> /dev/null || true); do
+    ctr --address "$sock" -n k8s.io tasks kill -a -s SIGKILL "$id" > /dev/null 2>&1 || true
+  done
 }
 
 # stop_pid FILE: stops the process FILE names, SIGKILL after 10 s.
@@ -249,5 +318,8 @@ case "${1:-}" in
   start) start "${2:?usage: $0 start DIR}" ;;
   stop) stop "${2:?usage: $0 stop DIR}" ;;
   check) check ;;
+  restart) restart "${2:?usage: $0 restart DIR kubelet|containerd}" "${3:?usage: $0 restart DIR kubelet|containerd}" ;;
+  kill) kill_component "${2:?usage: $0 kill DIR kubelet|containerd}" "${3:?usage: $0 kill DIR kubelet|containerd}" ;;
+  halt) halt "${2:?usage: $0 halt DIR}" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -103,21 +103,27 @@ func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.Read
 		}
 		if container, ok := containerOf(pod, step); ok && containerStarted(pod, container) {
 			log, err := s.openLog(ctx, pod, container, follow)
-			if err != nil {
-				if why := s.whyGone(ctx, pod, err); why != "" {
-					return nil, &GoneError{Step: step, Why: why}
-				}
+			if err == nil {
+				return log, nil
+			}
+			if why := s.whyGone(ctx, pod, err); why != "" {
+				return nil, &GoneError{Step: step, Why: why}
+			}
+			// Following, a kubelet that cannot serve the log now (one
+			// restarting, say) is waited for, until it serves the log or
+			// its node is known lost.
+			if !follow || !kubeletNotServing(err) {
 				return nil, err
 			}
-			return log, nil
-		}
-		if why := podGone(run, s.attemptOf(run), pod, step); why != "" {
-			return nil, &GoneError{Step: step, Why: why}
-		}
-		// A step of an attempt that has failed never starts: the run
-		// goes on, if at all, in the next attempt's Pod.
-		if !follow || runstate.Finished(run) || podEnded(pod) || s.attemptOf(run) < len(run.Status.Attempts) {
-			return nil, ErrNotStarted
+		} else {
+			if why := podGone(run, s.attemptOf(run), pod, step); why != "" {
+				return nil, &GoneError{Step: step, Why: why}
+			}
+			// A step of an attempt that has failed never starts: the run
+			// goes on, if at all, in the next attempt's Pod.
+			if !follow || runstate.Finished(run) || podEnded(pod) || s.attemptOf(run) < len(run.Status.Attempts) {
+				return nil, ErrNotStarted
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -138,13 +144,15 @@ func (s *PodSource) openLog(ctx context.Context, pod *corev1.Pod, container stri
 		// An ended container's log is complete: nothing to follow.
 		return open(ctx, false)
 	}
-	return followUntilContainerEnds(ctx, s.PollInterval, open, func(ctx context.Context) (bool, error) {
+	ended := func(ctx context.Context) (bool, error) {
 		_, pod, err := s.read(ctx)
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
 		return err == nil && containerEnded(pod, container), err
-	})
+	}
+	gone := func(ctx context.Context, err error) string { return s.whyGone(ctx, pod, err) }
+	return followUntilContainerEnds(ctx, s.PollInterval, open, ended, gone)
 }
 
 // read returns the run and the Pod of the attempt being read, nil while

@@ -10,11 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	fakecorev1 "k8s.io/client-go/kubernetes/typed/core/v1/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -104,9 +106,12 @@ func newSource(objs ...client.Object) (*runlogs.PodSource, client.Client) {
 			return false, nil, nil
 		}
 		opts := action.(clienttesting.GenericAction).GetValue().(*corev1.PodLogOptions)
+		// As long either way, as a kubelet serves the same bytes whether
+		// followed or not: a followed stream that ended is read again past
+		// what it delivered.
 		follow := "false"
 		if opts.Follow {
-			follow = "true"
+			follow = "true "
 		}
 		return true, &runtime.Unknown{Raw: []byte("log of " + opts.Container + " follow=" + follow + "\n")}, nil
 	})
@@ -158,9 +163,12 @@ func TestPodSourceOpen(t *testing.T) {
 		step   string
 		follow bool
 		// later, if set, replaces the Pod after a while, as the kubelet would.
-		later   *corev1.Pod
-		want    string
-		wantErr error
+		later *corev1.Pod
+		// endsAfterOpen, if set, replaces the Pod once the log is open: a
+		// followed stream ends with its container, and the Pod says so.
+		endsAfterOpen *corev1.Pod
+		want          string
+		wantErr       error
 	}{
 		"a step that has run": {
 			objs: []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started)},
@@ -173,10 +181,11 @@ func TestPodSourceOpen(t *testing.T) {
 			want: "log of " + runstate.StepContainer(longStep) + " follow=false\n",
 		},
 		"a step still running, followed": {
-			objs:   []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started)},
-			step:   "say",
-			follow: true,
-			want:   "log of step-say follow=true\n",
+			objs:          []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started)},
+			step:          "say",
+			follow:        true,
+			endsAfterOpen: pod(corev1.PodRunning, ended, ended),
+			want:          "log of step-say follow=true \n",
 		},
 		"a step not started, not followed": {
 			objs:    []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodPending, started, waiting)},
@@ -184,11 +193,12 @@ func TestPodSourceOpen(t *testing.T) {
 			wantErr: runlogs.ErrNotStarted,
 		},
 		"a step not started, followed until it starts": {
-			objs:   []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodPending, started, waiting)},
-			step:   "say",
-			follow: true,
-			later:  pod(corev1.PodRunning, ended, started),
-			want:   "log of step-say follow=true\n",
+			objs:          []client.Object{run(metav1.ConditionUnknown), pod(corev1.PodPending, started, waiting)},
+			step:          "say",
+			follow:        true,
+			later:         pod(corev1.PodRunning, ended, started),
+			endsAfterOpen: pod(corev1.PodRunning, ended, ended),
+			want:          "log of step-say follow=true \n",
 		},
 		"a step the run ended without": {
 			objs:    []client.Object{run(metav1.ConditionFalse), pod(corev1.PodFailed, ended, waiting)},
@@ -241,6 +251,16 @@ func TestPodSourceOpen(t *testing.T) {
 				return
 			}
 			defer r.Close()
+			if tc.endsAfterOpen != nil {
+				current := &corev1.Pod{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(tc.endsAfterOpen), current); err != nil {
+					t.Fatalf("getting the Pod: %v", err)
+				}
+				current.Status = tc.endsAfterOpen.Status
+				if err := c.Status().Update(ctx, current); err != nil {
+					t.Fatalf("updating the Pod: %v", err)
+				}
+			}
 			got, err := io.ReadAll(r)
 			if err != nil {
 				t.Fatalf("reading: %v", err)
@@ -249,5 +269,50 @@ func TestPodSourceOpen(t *testing.T) {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPodSourceOpenWaitsForAnUnreachableKubelet: following, a log the API
+// server cannot get from its kubelet (a 5xx: the kubelet restarting) is
+// asked for again until it is served; not following, that is an error.
+func TestPodSourceOpenWaitsForAnUnreachableKubelet(t *testing.T) {
+	for _, follow := range []bool{true, false} {
+		src, c := newSource(run(metav1.ConditionUnknown), pod(corev1.PodRunning, ended, started))
+		refusals := 0
+		src.Pods.(*fakecorev1.FakeCoreV1).PrependReactor("get", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+			if action.GetSubresource() != "log" || refusals == 2 {
+				return false, nil, nil
+			}
+			refusals++
+			return true, nil, apierrors.NewInternalError(errors.New("dial tcp 127.0.0.1:10250: connect: connection refused"))
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := src.Open(ctx, "say", follow)
+		if !follow {
+			if err == nil || refusals != 1 {
+				t.Errorf("not following: Open returned %v after %d refusals, want the refusal as an error", err, refusals)
+			}
+			cancel()
+			continue
+		}
+		if err != nil {
+			cancel()
+			t.Fatalf("following: Open: %v", err)
+		}
+		ending := pod(corev1.PodRunning, ended, ended)
+		current := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ending), current); err != nil {
+			t.Fatal(err)
+		}
+		current.Status = ending.Status
+		if err := c.Status().Update(ctx, current); err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		_ = r.Close()
+		cancel()
+		if err != nil || string(got) != "log of step-say follow=true \n" || refusals != 2 {
+			t.Errorf("following: read %q (%v) after %d refusals, want the log after 2", got, err, refusals)
+		}
 	}
 }

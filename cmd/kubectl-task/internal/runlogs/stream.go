@@ -141,6 +141,13 @@ func streamSteps(ctx context.Context, src Source, w io.Writer, o Options) (int, 
 		}
 		err = copyLines(w, "["+step+"] ", log)
 		_ = log.Close()
+		if errors.As(err, &gone) {
+			// Gone while followed (its node lost): said after what came.
+			if _, werr := fmt.Fprintf(w, "[%s] %s\n", step, gone.Error()); werr != nil {
+				return printed, werr
+			}
+			return printed + 1, nil
+		}
 		if err != nil {
 			return printed, fmt.Errorf("reading the log of step %q: %w", step, err)
 		}

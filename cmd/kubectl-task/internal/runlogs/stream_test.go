@@ -24,6 +24,8 @@ type fakeStep struct {
 	delay  time.Duration
 	// err is what Open returns instead of the log.
 	err error
+	// brokenBy, if set, ends the log after its chunks instead of EOF.
+	brokenBy error
 }
 
 // fakeSource serves canned step logs and records, in order, each step it
@@ -66,7 +68,7 @@ func (f *fakeSource) Open(_ context.Context, step string, follow bool) (io.ReadC
 				_, _ = io.WriteString(w, c)
 			}
 			f.record("end %s", step)
-			_ = w.Close()
+			_ = w.CloseWithError(s.brokenBy)
 		}()
 		return r, nil
 	}
@@ -133,6 +135,16 @@ func TestStream(t *testing.T) {
 			steps:   []fakeStep{{name: "fetch"}, {name: "build"}},
 			opts:    runlogs.Options{Step: "deploy"},
 			wantErr: `the run has no step "deploy"; its steps are: fetch, build`,
+		},
+		"a log gone while followed: said after its lines, and no later step opened": {
+			steps: []fakeStep{
+				{name: "fetch", chunks: []string{"one\n", "two\n"}, brokenBy: &runlogs.GoneError{Why: `Pod "p" is on node "n", and the node is not ready`}},
+				{name: "build", chunks: []string{"must not be shown\n"}},
+			},
+			opts:        runlogs.Options{Follow: true},
+			wantOut:     "[fetch] one\n[fetch] two\n[fetch] (log gone: Pod \"p\" is on node \"n\", and the node is not ready)\n",
+			wantPrinted: 1,
+			wantEvents:  []string{"open fetch follow=true", "end fetch"},
 		},
 		"a log that cannot be read": {
 			steps: []fakeStep{
