@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -153,8 +153,8 @@ func (n *faultNode) nodeReady(ctx context.Context, name string) *corev1.NodeCond
 // "work", writes "start POD UNIXTIME" to the run's file, then "tick POD
 // UNIXTIME" every second, for ever; it prints "tick N" each time. A retry
 // on the spare node runs for a second (kwok reads its sleep) and succeeds.
-func (n *faultNode) tickingRun(name string, retries int32) (*v1beta1.Task, *v1beta1.TaskRun) {
-	task := wrappers.Task(ns, name).Workspace("log").Steps(v1beta1.Step{Name: "work", Image: alpineImage,
+func (n *faultNode) tickingRun(name string, retries int32) (*v1.Task, *v1.TaskRun) {
+	task := wrappers.Task(ns, name).Workspace("log").Steps(v1.Step{Name: "work", Image: alpineImage,
 		Script: `f="$(workspaces.log.path)/` + name + `"
 echo "start $(hostname) $(date +%s)" >> "$f"
 i=0
@@ -167,13 +167,13 @@ done`}).Obj()
 	run := wrappers.TaskRun(ns, name, task.Name).Workspace(n.logWorkspace()).Obj()
 	if retries > 0 {
 		run.Spec.Retries = ptr.To(retries)
-		run.Spec.RetryOn = []v1beta1.RetryReason{v1beta1.RetryOnPodFailed}
+		run.Spec.RetryOn = []v1.RetryReason{v1.RetryOnPodFailed}
 	}
 	return task, run
 }
 
-func (n *faultNode) logWorkspace() v1beta1.WorkspaceBinding {
-	return v1beta1.WorkspaceBinding{Name: "log",
+func (n *faultNode) logWorkspace() v1.WorkspaceBinding {
+	return v1.WorkspaceBinding{Name: "log",
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: n.claim}}
 }
 
@@ -226,9 +226,9 @@ func (n *faultNode) waitTicking(t *testing.T, names ...string) {
 }
 
 // waitRun waits until the run named name is as ok says, and returns it.
-func (n *faultNode) waitRun(t *testing.T, name string, timeout time.Duration, what string, ok func(*v1beta1.TaskRun) error) *v1beta1.TaskRun {
+func (n *faultNode) waitRun(t *testing.T, name string, timeout time.Duration, what string, ok func(*v1.TaskRun) error) *v1.TaskRun {
 	t.Helper()
-	run := &v1beta1.TaskRun{}
+	run := &v1.TaskRun{}
 	waitFor(t, timeout, fmt.Sprintf("TaskRun %s %s", name, what), func(ctx context.Context) error {
 		if err := n.c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, run); err != nil {
 			return err
@@ -242,7 +242,7 @@ func (n *faultNode) waitRun(t *testing.T, name string, timeout time.Duration, wh
 }
 
 // hasFinished is a waitRun condition: the run has finished.
-func hasFinished(run *v1beta1.TaskRun) error {
+func hasFinished(run *v1.TaskRun) error {
 	if !runstate.Finished(run) {
 		return fmt.Errorf("not finished")
 	}
@@ -251,7 +251,7 @@ func hasFinished(run *v1beta1.TaskRun) error {
 
 // retryingFor is a waitRun condition: the run is Retrying, waiting for its
 // first attempt's Pod to be fenced.
-func retryingFor(run *v1beta1.TaskRun) error {
+func retryingFor(run *v1.TaskRun) error {
 	want := `which is not ready: waiting for the node to be deleted, tainted node.kubernetes.io/out-of-service, or the Pod to be gone before attempt 2`
 	if outcome(run) != "Unknown/Retrying" || !strings.Contains(conditionMessage(run), want) {
 		return fmt.Errorf("not waiting for a fence")
@@ -311,7 +311,7 @@ func (n *faultNode) checkRetryAfterFence(t *testing.T, name string, lost, fence 
 		t.Fatalf("TaskRun %s: status.attempts %+v, want the lost one", name, run.Status.Attempts)
 	}
 	first := run.Status.Attempts[0]
-	if first.Reason != string(v1beta1.ReasonPodFailed) || !strings.Contains(first.Message, fenceWords) {
+	if first.Reason != string(v1.ReasonPodFailed) || !strings.Contains(first.Message, fenceWords) {
 		t.Errorf("TaskRun %s's first attempt: %s: %q, want PodFailed: ...%s...", name, first.Reason, first.Message, fenceWords)
 	}
 	pod := runPod(t, n.c, run)

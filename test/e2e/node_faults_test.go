@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -111,11 +111,11 @@ func restartsLoseNothing(t *testing.T, n *faultNode) {
 	for _, name := range names {
 		run := got[name]
 		wantOutcome(t, run, "True/Succeeded")
-		wantSteps := []stepEnd{{"work", 3, v1beta1.StepReasonContinued}, {"after", 0, "Completed"}}
+		wantSteps := []stepEnd{{"work", 3, v1.StepReasonContinued}, {"after", 0, "Completed"}}
 		if diff := cmp.Diff(wantSteps, stepEnds(run)); diff != "" {
 			t.Errorf("TaskRun %s: how the steps ended (-want +got):\n%s", name, diff)
 		}
-		if diff := cmp.Diff([]v1beta1.RunResult{{Name: "kept", Value: ptr.To("through restarts")}}, run.Status.Results); diff != "" {
+		if diff := cmp.Diff([]v1.RunResult{{Name: "kept", Value: ptr.To("through restarts")}}, run.Status.Results); diff != "" {
 			t.Errorf("TaskRun %s: status.results (-want +got):\n%s", name, diff)
 		}
 		if len(pods[name]) != 1 {
@@ -158,16 +158,16 @@ func restartsLoseNothing(t *testing.T, n *faultNode) {
 // its start to the run's file, prints "line 1" to "line 20" a second apart,
 // writes the result kept and its end, and exits 3, let pass; step after
 // writes its start, prints "after", and writes its end.
-func (n *faultNode) restartedRun(name string) (*v1beta1.Task, *v1beta1.TaskRun) {
+func (n *faultNode) restartedRun(name string) (*v1.Task, *v1.TaskRun) {
 	file := `f="$(workspaces.log.path)/` + name + `"` + "\n"
 	task := wrappers.Task(ns, name).Workspace("log").Results("kept").Steps(
-		v1beta1.Step{Name: "work", Image: alpineImage, OnError: v1beta1.OnErrorContinue, Script: file +
+		v1.Step{Name: "work", Image: alpineImage, OnError: v1.OnErrorContinue, Script: file +
 			`echo "start work $(hostname) $(date +%s)" >> "$f"
 for i in $(seq 1 20); do echo "line $i"; sleep 1; done
 printf 'through restarts' > "$(results.kept.path)"
 echo "end work $(hostname) $(date +%s)" >> "$f"
 exit 3`},
-		v1beta1.Step{Name: "after", Image: alpineImage, Script: file +
+		v1.Step{Name: "after", Image: alpineImage, Script: file +
 			`echo "start after $(hostname) $(date +%s)" >> "$f"
 echo after
 echo "end after $(hostname) $(date +%s)" >> "$f"`},
@@ -229,7 +229,7 @@ func lostKubelet(t *testing.T, n *faultNode) {
 		}
 		n.checkRetryAfterFence(t, podDeleted, lost, fence, fmt.Sprintf("Pod %q was deleted before the run finished", pod.Name), written[podDeleted])
 		// The other run's Pod, on the same node, is not fenced by this.
-		other := &v1beta1.TaskRun{}
+		other := &v1.TaskRun{}
 		if err := n.c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: outOfService}, other); err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func controllerAndKubeletDown(t *testing.T, n *faultNode) {
 
 // wantLostMessage fails the test unless run's message says that its Pod
 // was lost with the real node.
-func wantLostMessage(t *testing.T, run *v1beta1.TaskRun) {
+func wantLostMessage(t *testing.T, run *v1.TaskRun) {
 	t.Helper()
 	if want := fmt.Sprintf("Pod %q was lost with its node %q: ", run.Status.PodName, realNodeName); !strings.HasPrefix(conditionMessage(run), want) {
 		t.Errorf("TaskRun %s's message is %q, want it to start %q", run.Name, conditionMessage(run), want)
