@@ -147,6 +147,9 @@ func ParseValueText(text string, valueType v1.ParamType) (*v1.ParamValue, bool) 
 // firstByName indexes items by name, the first of a name winning, as for
 // every list a stash holds by key (a forged one may name one twice).
 func firstByName[T any](items []T, name func(*T) string) map[string]*T {
+	if len(items) == 0 {
+		return nil // what nearly every object has: no map to make
+	}
 	byName := make(map[string]*T, len(items))
 	for i := range items {
 		if _, seen := byName[name(&items[i])]; !seen {

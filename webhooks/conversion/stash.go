@@ -3,7 +3,7 @@ package conversion
 import (
 	"context"
 	"maps"
-	"strings"
+	"unsafe"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -180,14 +180,20 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 		return
 	}
 	var data T
-	// Read from the string itself: a copy as []byte would be as long.
-	if err := jsonv2.UnmarshalRead(strings.NewReader(value), &data, stashReadOptions); err != nil {
+	// Read the string's own bytes, which the decoder only reads: a copy, or
+	// a reader's buffer, would be as long.
+	if err := jsonv2.Unmarshal(stringBytes(value), &data, stashReadOptions); err != nil {
 		reviewLog(ctx).V(1).Info("Ignoring unparsable conversion annotation",
 			"namespace", meta.Namespace, "name", meta.Name,
 			"annotation", AnnotationConversionData, "error", err.Error())
 		return
 	}
 	*lost = data
+}
+
+// stringBytes is s's bytes, not copied: for reading only.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s)) //nolint:gosec // only read (jsonv2.Unmarshal does not write its input)
 }
 
 // nilIfEmpty returns nil for an empty slice, which JSON cannot tell from an
