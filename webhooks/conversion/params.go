@@ -106,7 +106,12 @@ func paramsToHub(params []v1beta1.Param, stashed []valueTypeStash) []v1.Param {
 		if s, ok := byName[p.Name]; ok {
 			valueType = s.Type
 		}
-		hub[i] = v1.Param{Name: p.Name, Value: *valueFromText(p.Value, valueType)}
+		hub[i] = v1.Param{Name: p.Name, Value: v1.ParamValue{Type: v1.ParamTypeString, StringVal: p.Value}}
+		if valueType != v1.ParamTypeString {
+			// valueFromText, but a string value, nearly every one, is
+			// made in place.
+			hub[i].Value = *valueFromText(p.Value, valueType)
+		}
 	}
 	return hub
 }

@@ -30,8 +30,11 @@ const MaxAnnotationsBytes = apivalidation.TotalAnnotationSizeLimitB
 
 // stashOptions write the annotation as encoding/json does (json/v1's
 // options: the same meaning in less time, and the bytes of a stash those
-// release 2 wrote), and are what stashReadOptions read it with.
-var stashOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), timeReading)
+// release 2 wrote), and are what stashReadOptions read it with. They have
+// no unmarshaler (timeReading): the stash's times are read by their own
+// method (stash_read.go), and with an unmarshaler, the codec would look up
+// every value's type among them.
+var stashOptions = jsonv1.DefaultOptionsV1()
 
 // stashReadOptions read the annotation: stashOptions without encoding/json's
 // check of the whole annotation's syntax before decoding it, a second pass
