@@ -224,11 +224,11 @@ func decodeReview(src io.Reader, review *conversionReview) error {
 
 // encodeObject writes a converted object's JSON.
 func encodeObject(object any) (jsontext.Value, error) {
-	if isTaskRun(object) {
+	if holdsDefaultedNames(object) {
 		return jsonv2.Marshal(object, objectAnswerOptions)
 	}
-	// A Task holds neither defaulted name: no marshaler to look up for
-	// each of its values.
+	// Neither defaulted name (a Task never holds one): no marshaler to look
+	// up for each value.
 	return jsonv2.Marshal(object, answerOptions)
 }
 

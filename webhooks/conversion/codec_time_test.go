@@ -45,6 +45,16 @@ func TestTimeCodecMatchesMetav1(t *testing.T) {
 				t.Errorf("%s: read (-metav1 +%s):\n%s", in, name, diff)
 			}
 		}
+		var read struct {
+			Value stashTime  `json:"value"`
+			Ptr   *stashTime `json:"ptr,omitempty"`
+		}
+		gotErr := jsonv2.Unmarshal([]byte(in), &read, stashReadOptions)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Errorf("%s: metav1 error %v, stashTime error %v", in, wantErr, gotErr)
+		} else if diff := cmp.Diff(want, holder{Value: metav1.Time(read.Value), Ptr: (*metav1.Time)(read.Ptr)}); wantErr == nil && diff != "" {
+			t.Errorf("%s: read (-metav1 +stashTime):\n%s", in, diff)
+		}
 		if wantErr != nil {
 			continue
 		}

@@ -43,6 +43,10 @@ var benchmarkSizes = []int{1, 100, 1500, 10000}
 // floor-ns/op) and their ratio: on a shared machine whose speed drifts by tens of percent
 // within minutes, the two sides of a ratio measured apart drift apart too,
 // while a pair shares whatever the machine is doing.
+//
+// It measures every pair of versions the API server may ask for, both
+// kinds (handlerBenchmarkInputs): the webhook converts between any two
+// served versions, not only to and from the hub.
 func BenchmarkConversionHandler(b *testing.B) {
 	scheme := newTestScheme(b)
 	convert, floor := newConversionHandler(b, scheme), &codecFloor{scheme: scheme}
@@ -51,10 +55,10 @@ func BenchmarkConversionHandler(b *testing.B) {
 		{"floor", floor},
 		{"floor-encoding-json", &decodeEncodeFloor{decoder: crconversion.NewDecoder(scheme)}},
 	}
-	for _, input := range benchmarkInputs(b) {
+	for _, input := range handlerBenchmarkInputs(b) {
 		for _, n := range benchmarkSizes {
 			body := review(b, scheme, input.To, input.Objects(n)...)
-			name := input.Name(n)
+			name := input.PairName(n)
 			for _, mode := range modes {
 				b.Run(name+"/"+mode.name, func(b *testing.B) {
 					b.ReportAllocs()
@@ -168,17 +172,24 @@ func (f *codecFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = out.end(review.Request.UID, metav1.Status{Status: metav1.StatusSuccess}, review.TypeMeta)
 }
 
-// benchmarkInput is one kind in one direction: objects of the other version
-// than `to`, made n at a time with distinct names.
+// benchmarkInput is one kind in one direction: objects of version From,
+// made n at a time with distinct names, to convert to To.
 type benchmarkInput struct {
-	Kind    string
-	To      string
-	Objects func(n int) []runtime.Object
+	Kind     string
+	From, To string
+	Objects  func(n int) []runtime.Object
 }
 
 // Name is the sub-benchmark name of the input with n objects.
 func (in benchmarkInput) Name(n int) string {
 	return fmt.Sprintf("kind=%s/to=%s/objects=%d", in.Kind, strings.TrimPrefix(in.To, "minitask.dev/"), n)
+}
+
+// PairName is Name with the version converted from, for benchmarks that
+// convert to one version from more than one.
+func (in benchmarkInput) PairName(n int) string {
+	return fmt.Sprintf("kind=%s/from=%s/to=%s/objects=%d", in.Kind,
+		strings.TrimPrefix(in.From, "minitask.dev/"), strings.TrimPrefix(in.To, "minitask.dev/"), n)
 }
 
 func benchmarkInputs(tb testing.TB) []benchmarkInput {
@@ -206,11 +217,38 @@ func benchmarkInputs(tb testing.TB) []benchmarkInput {
 		})
 	}
 	return []benchmarkInput{
-		{"TaskRun", alphaVersion, hubRuns},
-		{"TaskRun", betaVersion, spokeRuns},
-		{"Task", alphaVersion, hubTasks},
-		{"Task", betaVersion, spokeTasks},
+		{"TaskRun", betaVersion, alphaVersion, hubRuns},
+		{"TaskRun", alphaVersion, betaVersion, spokeRuns},
+		{"Task", betaVersion, alphaVersion, hubTasks},
+		{"Task", alphaVersion, betaVersion, spokeTasks},
 	}
+}
+
+// handlerBenchmarkInputs are benchmarkInputs, the pairs of the spokes, and
+// those v1, the hub since release 5, adds: each spoke to v1 (v1beta1 to v1
+// is what the API server's v1 watch cache asks on every v1beta1 write) and
+// v1 to each spoke (every read through a spoke of what is stored as v1,
+// from release 6), on the same large Tasks and finished runs.
+func handlerBenchmarkInputs(tb testing.TB) []benchmarkInput {
+	ctx := context.Background()
+	v1Tasks := func(n int) []runtime.Object {
+		return repeat(n, func(i int) runtime.Object { return V1TaskOf(ctx, largeTask(i)) })
+	}
+	v1Runs := func(n int) []runtime.Object {
+		return repeat(n, func(i int) runtime.Object { return V1TaskRunOf(ctx, finishedRun(i)) })
+	}
+	spokes := benchmarkInputs(tb)
+	betaRuns, alphaRuns, betaTasks, alphaTasks := spokes[0].Objects, spokes[1].Objects, spokes[2].Objects, spokes[3].Objects
+	return append(spokes,
+		benchmarkInput{"TaskRun", alphaVersion, v1Version, alphaRuns},
+		benchmarkInput{"TaskRun", betaVersion, v1Version, betaRuns},
+		benchmarkInput{"TaskRun", v1Version, alphaVersion, v1Runs},
+		benchmarkInput{"TaskRun", v1Version, betaVersion, v1Runs},
+		benchmarkInput{"Task", alphaVersion, v1Version, alphaTasks},
+		benchmarkInput{"Task", betaVersion, v1Version, betaTasks},
+		benchmarkInput{"Task", v1Version, alphaVersion, v1Tasks},
+		benchmarkInput{"Task", v1Version, betaVersion, v1Tasks},
+	)
 }
 
 func repeat(n int, object func(i int) runtime.Object) []runtime.Object {

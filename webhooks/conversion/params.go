@@ -106,7 +106,12 @@ func paramsToHub(params []v1beta1.Param, stashed []valueTypeStash) []v1.Param {
 		if s, ok := byName[p.Name]; ok {
 			valueType = s.Type
 		}
-		hub[i] = v1.Param{Name: p.Name, Value: *valueFromText(p.Value, valueType)}
+		hub[i] = v1.Param{Name: p.Name, Value: v1.ParamValue{Type: v1.ParamTypeString, StringVal: p.Value}}
+		if valueType != v1.ParamTypeString {
+			// valueFromText, but a string value, nearly every one, is
+			// made in place.
+			hub[i].Value = *valueFromText(p.Value, valueType)
+		}
 	}
 	return hub
 }
@@ -147,6 +152,9 @@ func ParseValueText(text string, valueType v1.ParamType) (*v1.ParamValue, bool) 
 // firstByName indexes items by name, the first of a name winning, as for
 // every list a stash holds by key (a forged one may name one twice).
 func firstByName[T any](items []T, name func(*T) string) map[string]*T {
+	if len(items) == 0 {
+		return nil // what nearly every object has: no map to make
+	}
 	byName := make(map[string]*T, len(items))
 	for i := range items {
 		if _, seen := byName[name(&items[i])]; !seen {

@@ -3,6 +3,8 @@ package conversion
 import (
 	"reflect"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestSameShapeTypesAreIdentical holds every pair sameShape reinterprets to
@@ -56,5 +58,49 @@ func identicalTypes(a, b reflect.Type, path string) string {
 		return "" // named basic types of the same name and kind: OnError, ...
 	default:
 		return path + ": " + a.String() + " is of a kind the test does not compare"
+	}
+}
+
+// TestStashReadTypesAreIdentical holds the types a v1alpha1 TaskRun's
+// stash is read into to the v1 types they are reinterpreted as: the same
+// fields in the same places, with the same JSON, stashTime standing for
+// metav1.Time.
+func TestStashReadTypesAreIdentical(t *testing.T) {
+	stashTimeType, timeType := reflect.TypeFor[stashTime](), reflect.TypeFor[metav1.Time]()
+	var same func(a, b reflect.Type, path string) string
+	same = func(a, b reflect.Type, path string) string {
+		switch {
+		case a == b, a == stashTimeType && b == timeType && a.Size() == b.Size():
+			return ""
+		case a.Kind() != b.Kind() || a.Size() != b.Size():
+			return path + ": " + a.String() + " and " + b.String() + " differ"
+		case a.Kind() == reflect.Pointer:
+			return same(a.Elem(), b.Elem(), path)
+		case a.Kind() != reflect.Struct || a.NumField() != b.NumField():
+			return path + ": " + a.String() + " and " + b.String() + " differ"
+		}
+		for i := range a.NumField() {
+			fa, fb := a.Field(i), b.Field(i)
+			if fa.Name != fb.Name || fa.Tag.Get("json") != fb.Tag.Get("json") || fa.Offset != fb.Offset || fa.Anonymous != fb.Anonymous {
+				return path + "." + fa.Name + ": its name, JSON tag or place differ (" + fb.Name + ")"
+			}
+			if msg := same(fa.Type, fb.Type, path+"."+fa.Name); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+	for _, pair := range stashReadPairs {
+		a, b := reflect.TypeOf(pair[0]), reflect.TypeOf(pair[1])
+		if a == stashTimeType {
+			if msg := identicalTypes(reflect.StructOf([]reflect.StructField{{Name: "T", Type: a.Field(0).Type}}),
+				reflect.StructOf([]reflect.StructField{{Name: "T", Type: b.Field(0).Type}}), "stashTime"); msg != "" || a.NumField() != 1 || b.NumField() != 1 {
+				t.Errorf("stashTime is not metav1.Time's layout: %s", msg)
+			}
+			continue
+		}
+		if msg := same(a, b, a.Name()); msg != "" {
+			t.Error(msg)
+		}
 	}
 }

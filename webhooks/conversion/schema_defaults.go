@@ -21,12 +21,33 @@ import (
 // workspace without a name). Conversion writes these names even when empty,
 // as the API server's defaulting would, so that old and new objects agree.
 
-// isTaskRun reports whether object is a TaskRun, of a version that holds
-// the defaulted names (v1beta1, v1; v1alpha1 keeps them in its stash).
-func isTaskRun(object any) bool {
-	switch object.(type) {
-	case *v1.TaskRun, *v1beta1.TaskRun:
-		return true
+// holdsDefaultedNames reports whether object holds a name the schemas
+// default: a TaskRun (v1beta1, v1; v1alpha1 keeps them in its stash) with a
+// configMap workspace or podTemplate imagePullSecrets, the only places a
+// TaskRun has the types defaultedNameMarshalers write
+// (TestDefaultedNamesAreWhereLooked). Only such a run is written with them:
+// with marshalers, the codec looks up every value's type among them, a
+// twentieth of encoding a run that has none.
+func holdsDefaultedNames(object any) bool {
+	switch object := object.(type) {
+	case *v1.TaskRun:
+		return podTemplateHasPullSecrets(sameShape[v1beta1.PodTemplate](object.Spec.PodTemplate)) ||
+			hasConfigMapWorkspace(sameShapeSlice[v1beta1.WorkspaceBinding](object.Spec.Workspaces))
+	case *v1beta1.TaskRun:
+		return podTemplateHasPullSecrets(object.Spec.PodTemplate) || hasConfigMapWorkspace(object.Spec.Workspaces)
+	}
+	return false
+}
+
+func podTemplateHasPullSecrets(template *v1beta1.PodTemplate) bool {
+	return template != nil && len(template.ImagePullSecrets) > 0
+}
+
+func hasConfigMapWorkspace(workspaces []v1beta1.WorkspaceBinding) bool {
+	for i := range workspaces {
+		if workspaces[i].ConfigMap != nil {
+			return true
+		}
 	}
 	return false
 }

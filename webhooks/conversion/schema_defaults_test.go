@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/apis/v1beta1"
 )
 
 // TestConfigMapSourceWithNameHasEveryField holds configMapSourceWithName
@@ -64,6 +65,46 @@ func TestAnswersKeepDefaultedNames(t *testing.T) {
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("answer %s lacks %s", out, want)
+		}
+	}
+}
+
+// TestDefaultedNamesAreWhereLooked holds holdsDefaultedNames to the types:
+// the types defaultedNameMarshalers write occur in a v1 or v1beta1 TaskRun
+// only at the two paths it looks at, so that a run it passes over is written
+// the same without the marshalers.
+func TestDefaultedNamesAreWhereLooked(t *testing.T) {
+	want := []string{".Spec.Workspaces[].ConfigMap", ".Spec.PodTemplate.ImagePullSecrets[]"}
+	for _, run := range []any{v1.TaskRun{}, v1beta1.TaskRun{}} {
+		var found []string
+		var walk func(typ reflect.Type, path string, seen map[reflect.Type]bool)
+		walk = func(typ reflect.Type, path string, seen map[reflect.Type]bool) {
+			switch typ {
+			case reflect.TypeFor[corev1.LocalObjectReference](), reflect.TypeFor[corev1.ConfigMapVolumeSource]():
+				found = append(found, path)
+				return
+			}
+			if seen[typ] {
+				return
+			}
+			seen[typ] = true
+			defer delete(seen, typ)
+			switch typ.Kind() {
+			case reflect.Pointer:
+				walk(typ.Elem(), path, seen)
+			case reflect.Slice, reflect.Array:
+				walk(typ.Elem(), path+"[]", seen)
+			case reflect.Map:
+				walk(typ.Elem(), path+"{}", seen)
+			case reflect.Struct:
+				for i := range typ.NumField() {
+					walk(typ.Field(i).Type, path+"."+typ.Field(i).Name, seen)
+				}
+			}
+		}
+		walk(reflect.TypeOf(run), "", map[reflect.Type]bool{})
+		if diff := cmp.Diff(want, found); diff != "" {
+			t.Errorf("%T: where the defaulted names' types are (-looked at +found):\n%s", run, diff)
 		}
 	}
 }

@@ -3,7 +3,7 @@ package conversion
 import (
 	"context"
 	"maps"
-	"strings"
+	"unsafe"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -30,8 +30,11 @@ const MaxAnnotationsBytes = apivalidation.TotalAnnotationSizeLimitB
 
 // stashOptions write the annotation as encoding/json does (json/v1's
 // options: the same meaning in less time, and the bytes of a stash those
-// release 2 wrote), and are what stashReadOptions read it with.
-var stashOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), timeReading)
+// release 2 wrote), and are what stashReadOptions read it with. They have
+// no unmarshaler (timeReading): the stash's times are read by their own
+// method (stash_read.go), and with an unmarshaler, the codec would look up
+// every value's type among them.
+var stashOptions = jsonv1.DefaultOptionsV1()
 
 // stashReadOptions read the annotation: stashOptions without encoding/json's
 // check of the whole annotation's syntax before decoding it, a second pass
@@ -180,14 +183,20 @@ func restoreLostFields[T any](ctx context.Context, meta *metav1.ObjectMeta, lost
 		return
 	}
 	var data T
-	// Read from the string itself: a copy as []byte would be as long.
-	if err := jsonv2.UnmarshalRead(strings.NewReader(value), &data, stashReadOptions); err != nil {
+	// Read the string's own bytes, which the decoder only reads: a copy, or
+	// a reader's buffer, would be as long.
+	if err := jsonv2.Unmarshal(stringBytes(value), &data, stashReadOptions); err != nil {
 		reviewLog(ctx).V(1).Info("Ignoring unparsable conversion annotation",
 			"namespace", meta.Namespace, "name", meta.Name,
 			"annotation", AnnotationConversionData, "error", err.Error())
 		return
 	}
 	*lost = data
+}
+
+// stringBytes is s's bytes, not copied: for reading only.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s)) //nolint:gosec // only read (jsonv2.Unmarshal does not write its input)
 }
 
 // nilIfEmpty returns nil for an empty slice, which JSON cannot tell from an

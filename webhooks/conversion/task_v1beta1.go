@@ -35,7 +35,14 @@ func ConvertBetaTaskToHub(ctx context.Context, src *v1beta1.Task, dst *v1.Task) 
 // Kubernetes' generated conversions, dst may share memory with src, which
 // is never changed.
 func ConvertBetaTaskFromHub(ctx context.Context, src *v1.Task, dst *v1beta1.Task) error {
-	stashLostFields(ctx, &dst.ObjectMeta, betaTaskFromHub(src, dst))
+	lost := betaTaskFromHub(src, dst)
+	if lost.V1.Spec.Params == nil {
+		// What nearly every Task is: nothing to encode, as it would encode
+		// to {}.
+		setConversionAnnotations(&dst.ObjectMeta, "", false)
+		return nil
+	}
+	stashLostFields(ctx, &dst.ObjectMeta, lost)
 	return nil
 }
 

@@ -74,9 +74,9 @@ type alphaTaskRunStash = conversionData[taskRunLostFields, taskRunV1Fields]
 // may share memory with src, which is never changed.
 func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1.TaskRun) error {
 	dst.ObjectMeta = src.ObjectMeta
-	var stash alphaTaskRunStash
+	var stash alphaTaskRunStashRead
 	restoreLostFields(ctx, &dst.ObjectMeta, &stash)
-	lost := &stash.V1beta1
+	lost := stash.V1beta1.lostFields()
 
 	dst.Spec = v1.TaskRunSpec{
 		TaskRef:                 v1.TaskRef{Name: src.Spec.TaskRef},

@@ -41,7 +41,14 @@ func ConvertBetaTaskRunToHub(ctx context.Context, src *v1beta1.TaskRun, dst *v1.
 // generated conversions, dst may share memory with src, which is never
 // changed.
 func ConvertBetaTaskRunFromHub(ctx context.Context, src *v1.TaskRun, dst *v1beta1.TaskRun) error {
-	stashLostFields(ctx, &dst.ObjectMeta, betaTaskRunFromHub(src, dst))
+	lost := betaTaskRunFromHub(src, dst)
+	if lost.V1.Spec.Params == nil && lost.V1.Spec.Pending == nil {
+		// What nearly every run is: nothing to encode, as it would encode
+		// to {}.
+		setConversionAnnotations(&dst.ObjectMeta, "", false)
+		return nil
+	}
+	stashLostFields(ctx, &dst.ObjectMeta, lost)
 	return nil
 }
 
