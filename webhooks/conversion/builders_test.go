@@ -45,8 +45,8 @@ func testMeta() metav1.ObjectMeta {
 }
 
 // hubTask is a v1beta1 Task with one step.
-func hubTask() *wrappers.TaskWrapper {
-	return wrappers.Task("", "").Meta(testMeta()).Step("build", "golang:1.26", "go build ./...")
+func hubTask() *wrappers.BetaTaskWrapper {
+	return wrappers.BetaTask("", "").Meta(testMeta()).Step("build", "golang:1.26", "go build ./...")
 }
 
 // spokeTask is a v1alpha1 Task with the same step as hubTask.
@@ -55,8 +55,8 @@ func spokeTask() *wrappers.V1alpha1TaskWrapper {
 }
 
 // hubRun is a v1beta1 TaskRun of Task "build" that has no status.
-func hubRun() *wrappers.TaskRunWrapper {
-	return wrappers.TaskRun("", "", "build").Meta(testMeta())
+func hubRun() *wrappers.BetaTaskRunWrapper {
+	return wrappers.BetaTaskRun("", "", "build").Meta(testMeta())
 }
 
 // spokeRun is a v1alpha1 TaskRun of Task "build" that has no status.

@@ -286,7 +286,7 @@ func (g *objectGenerator) timeout() *v1beta1.Duration {
 	case 2:
 		return v1beta1.NewDuration(time.Duration(g.r.Int64N(48)) * time.Hour / 2)
 	case 3:
-		return wrappers.DurationText(pick(g, "10m", "1h30m", "90s", "0s", "0.0s", "1.5h", "2h0m", "1h0m0s", "500ms", "3600s", "1h1m1s1ms"))
+		return wrappers.BetaDurationText(pick(g, "10m", "1h30m", "90s", "0s", "0.0s", "1.5h", "2h0m", "1h0m0s", "500ms", "3600s", "1h1m1s1ms"))
 	}
 	return v1beta1.NewDuration(time.Duration(g.r.Int64N(int64(100 * time.Hour))))
 }

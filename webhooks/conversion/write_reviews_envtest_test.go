@@ -30,6 +30,7 @@ import (
 	"github.com/minitask-dev/minitask/webhooks"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 	"github.com/minitask-dev/minitask/webhooks/stashguard"
+	"github.com/minitask-dev/minitask/webhooks/validation"
 )
 
 // Every change of a TaskRun costs one conversion review per served version
@@ -81,16 +82,25 @@ var v1beta1RequestWithoutCache = map[string][]string{
 	remove:       {"v1->v1beta1", "v1->v1beta1", "v1->v1beta1"},
 }
 
-// v1Request is what a v1 write costs itself, its watch caches aside: only
-// the conversions for the webhooks whose rules name v1beta1 alone, with
-// matchPolicy Equivalent, to which the API server sends the object
-// converted to v1beta1, and which it converts to judge their match
-// conditions even when they do not match: the ServiceAccount check's, on
-// every create, and the condition-times check's, on every status update,
-// the object and the stored one.
-var v1Request = map[string][]string{
-	create:       {"v1->v1beta1"},
-	statusUpdate: {"v1->v1beta1", "v1->v1beta1"},
+// v1beta1Webhooks is what the webhooks whose rules name v1 alone, with
+// matchPolicy Equivalent, add to a v1beta1 write: the API server converts
+// the object to v1 to judge their match conditions, even when they do not
+// match: the ServiceAccount check's, on every create, and the
+// condition-times check's, on every status update, the object and the
+// stored one. A v1 write, the controller's and kubectl task's, costs
+// nothing but its watch caches' reviews: every webhook names v1.
+var v1beta1Webhooks = map[string][]string{
+	create:       {"v1beta1->v1"},
+	statusUpdate: {"v1beta1->v1", "v1beta1->v1"},
+}
+
+// join returns each kind's reviews of a and b together.
+func join(a, b map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	for _, kind := range []string{create, update, statusUpdate, remove} {
+		out[kind] = append(append([]string{}, a[kind]...), b[kind]...)
+	}
+	return out
 }
 
 // plus returns each kind's reviews with more appended, sorted as the
@@ -109,7 +119,7 @@ func TestConversionReviewsOnV1beta1Writes(t *testing.T) {
 	rec := &reviewRecorder{}
 	env := testenv.ForTest(t, rec.setup)
 	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), version: "v1beta1", hooks: true}
-	want := plus(v1beta1Request, watchCaches...)
+	want := plus(join(v1beta1Request, v1beta1Webhooks), watchCaches...)
 
 	t.Run("all webhooks", func(t *testing.T) { w.checkEveryWrite(t, want) })
 	t.Run("a write straight into etcd", func(t *testing.T) {
@@ -129,25 +139,24 @@ func TestConversionReviewsOnV1beta1Writes(t *testing.T) {
 	})
 	t.Run("no validating webhooks", func(t *testing.T) {
 		w.dropValidatingWebhooks(t)
-		w.checkEveryWrite(t, want)
+		w.checkEveryWrite(t, plus(v1beta1Request, watchCaches...))
 	})
 }
 
 // TestConversionReviewsOnV1Writes pins what a write through v1, the storage
-// version, costs: the watch caches' reviews, and those of the webhooks
-// whose rules name v1beta1 alone (v1Request). It is what the controller's
-// writes will cost once it writes v1.
+// version, costs: the watch caches' reviews, no more (v1beta1Webhooks). It
+// is what the controller's writes and kubectl task's cost.
 func TestConversionReviewsOnV1Writes(t *testing.T) {
 	rec := &reviewRecorder{}
 	env := testenv.ForTest(t, rec.setup)
 	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), version: "v1", hooks: true}
-	w.checkEveryWrite(t, plus(v1Request, watchCaches...))
+	w.checkEveryWrite(t, plus(nil, watchCaches...))
 }
 
 // TestConversionReviewsWithoutWatchCache proves the attribution: with the
 // API server's watch cache off (--watch-cache=false, a cluster-wide flag; the
 // API server has no per-resource one for custom resources) a v1beta1 write
-// costs only its own reviews, and it is a v1alpha1 watcher that pays for
+// costs only its own reviews (and its webhooks'), and it is a v1alpha1 watcher that pays for
 // the rest, one review per change and per watcher, since each watch then
 // decodes from etcd on its own.
 func TestConversionReviewsWithoutWatchCache(t *testing.T) {
@@ -157,11 +166,12 @@ func TestConversionReviewsWithoutWatchCache(t *testing.T) {
 	})
 	w := &reviewWriter{env: env, rec: rec, ns: env.Namespace(t), version: "v1beta1", hooks: true}
 
-	t.Run("no watcher", func(t *testing.T) { w.checkEveryWrite(t, v1beta1RequestWithoutCache) })
+	own := join(v1beta1RequestWithoutCache, v1beta1Webhooks)
+	t.Run("no watcher", func(t *testing.T) { w.checkEveryWrite(t, plus(own)) })
 	t.Run("two v1alpha1 watches open", func(t *testing.T) {
 		stop := w.watchV1alpha1(t, 2)
 		defer stop()
-		w.checkEveryWrite(t, plus(v1beta1RequestWithoutCache, "v1->v1alpha1", "v1->v1alpha1"))
+		w.checkEveryWrite(t, plus(own, "v1->v1alpha1", "v1->v1alpha1"))
 	})
 }
 
@@ -193,7 +203,7 @@ func (w *reviewWriter) checkEveryWrite(t *testing.T, want map[string][]string) {
 		write   func(*unstructured.Unstructured) error
 	}{
 		{name: "create", kind: create},
-		{name: "create naming a ServiceAccount", kind: create, webhook: "/validate-minitask-dev-v1beta1-taskrun",
+		{name: "create naming a ServiceAccount", kind: create, webhook: validation.TaskRunPath,
 			run: func(run *unstructured.Unstructured) { set(t, run, "builder", "spec", "serviceAccountName") }},
 		{name: "create big enough for the stash guard", kind: create, webhook: stashguard.TaskRunPath,
 			run: func(run *unstructured.Unstructured) {
