@@ -51,13 +51,7 @@ func TestUpgradeFromRelease5(t *testing.T) {
 	r.checkRunPods(r5Running, r5aRunning, v1Running, v1New)
 	r.checkStorageMigrated(currentStorage)
 	r.checkRewritten(before, "after the upgrade to release 6")
-	r.checkViewsKept(before, release5InFlight, "after the upgrade to release 6, listed")
-	r.compareViewsKept(before, r.getViews(), release5InFlight, "after the upgrade to release 6, read one by one")
-	r.checkManagedFieldsKept(before, release5InFlight, "after the upgrade to release 6")
-	r.checkWritten("after the upgrade to release 6")
-	r.checkV1Views("after the upgrade to release 6")
-	r.checkManagerLog("after the upgrade to release 6")
-	r.checkPods()
+	r.checkEverythingKept(before, release5InFlight, "after the upgrade to release 6")
 	r.lap("runs in flight finished")
 
 	r.checkRollbackToRelease4Refused()
@@ -117,15 +111,25 @@ func TestRollbackToRelease5(t *testing.T) {
 	r.upgradeToCurrent(r.readViews(), nil)
 	r.checkRelease6OnlyRan()
 	r.checkStorageMigrated(currentStorage)
-	r.checkViewsKept(before, release5InFlight, "after the roll forward to release 6, listed")
-	r.compareViewsKept(before, r.getViews(), release5InFlight, "after the roll forward to release 6, read one by one")
-	r.checkManagedFieldsKept(before, release5InFlight, "after the roll forward to release 6")
-	r.checkWritten("after the roll forward to release 6")
-	r.checkV1Views("after the roll forward to release 6")
-	r.checkManagerLog("after the roll forward to release 6")
-	r.checkPods()
+	r.checkEverythingKept(before, release5InFlight, "after the roll forward to release 6")
 	r.lap("roll forward to release 6")
 	r.report("release 6 → 5 → 6")
+}
+
+// checkEverythingKept checks, after a release's step, that every object of
+// before reads as it did through every version, listed and one by one,
+// keeps its managedFields, and reads as written through the version it was
+// written through and through v1; that the manager logged no error; and
+// that every run has the Pods it should.
+func (r *v1Rehearsal) checkEverythingKept(before views, inFlight map[string]bool, when string) {
+	r.t.Helper()
+	r.checkViewsKept(before, inFlight, when+", listed")
+	r.compareViewsKept(before, r.getViews(), inFlight, when+", read one by one")
+	r.checkManagedFieldsKept(before, inFlight, when)
+	r.checkWritten(when)
+	r.checkV1Views(when)
+	r.checkManagerLog(when)
+	r.checkPods()
 }
 
 // checkRewritten checks that every object of before was written since (its
