@@ -41,5 +41,5 @@ func (s *runScope) pendingTooLong(o *outcome) *outcome {
 		return o
 	}
 	return failed(v1.ReasonPendingTimeout, "TaskRun %q did not start its first step within %s (spec.timeouts.pending): %s",
-		s.run.Name, pending.Duration.Round(time.Second), o.message)
+		s.run.Name, pending.Round(time.Second), o.message)
 }
