@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/minitask-dev/minitask/apis/v1beta1"
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 	"github.com/minitask-dev/minitask/webhooks/validation"
 )
@@ -27,7 +27,7 @@ import (
 func checkServiceAccountUseCheck(t *testing.T, webhookAddr, host string, roots *x509.CertPool) {
 	t.Helper()
 	run := wrappers.TaskRun("default", "r", "t").ServiceAccount("builder").Obj()
-	run.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("TaskRun"))
+	run.SetGroupVersionKind(v1.GroupVersion.WithKind("TaskRun"))
 	raw, err := json.Marshal(run)
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +36,8 @@ func checkServiceAccountUseCheck(t *testing.T, webhookAddr, host string, roots *
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{
 			UID:       "1",
-			Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1beta1", Kind: "TaskRun"},
-			Resource:  metav1.GroupVersionResource{Group: "minitask.dev", Version: "v1beta1", Resource: "taskruns"},
+			Kind:      metav1.GroupVersionKind{Group: "minitask.dev", Version: "v1", Kind: "TaskRun"},
+			Resource:  metav1.GroupVersionResource{Group: "minitask.dev", Version: "v1", Resource: "taskruns"},
 			Name:      run.Name,
 			Namespace: run.Namespace,
 			Operation: admissionv1.Create,
