@@ -37,6 +37,10 @@ func newRunLister(config *rest.Config, httpClient *http.Client) (*runLister, err
 	config.AcceptContentTypes = "application/json"
 	// Decodes only the API server's errors (metav1.Status); pages are read raw.
 	config.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	// v1beta1 is deprecated from release 6, and the API server says so on
+	// every page; the repair reads it on purpose (see the package doc), so
+	// the manager's log need not repeat the warning at each start.
+	config.WarningHandler = rest.NoWarnings{}
 	if httpClient == nil {
 		var err error
 		if httpClient, err = rest.HTTPClientFor(config); err != nil {
