@@ -68,22 +68,22 @@ var release4Outcomes = map[string]string{
 func (r *v1Rehearsal) createRelease4Objects() views {
 	t := r.t
 	sleepy := wrappers.V1alpha1Task(ns, r4aSleepy).Step("wait", "alpine:3", fmt.Sprintf("sleep %d", release4RunningSeconds)).Obj()
-	running := wrappers.TaskRun(ns, r4Running, r4Greet).Param("name", "rue").Param("pause", fmt.Sprint(release4RunningSeconds)).
-		Timeout(30*time.Minute).Label("team", "shop").Obj()
+	running := wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r4Running, r4Greet).Param("name", "rue").Param("pause", fmt.Sprint(release4RunningSeconds)).
+		Timeout(30*time.Minute).Label("team", "shop").Obj())
 	r.apply(serverSide, greetTask(r4Greet), sleepy, running, wrappers.V1alpha1TaskRun(ns, r4aRunning, r4aSleepy).Obj())
 
 	// Updates through v1alpha1 of objects written through v1beta1, with
 	// what v1alpha1 cannot express, follow: what they must read as after.
 	greet := greetTask(r4Greet)
 	greet.Labels = map[string]string{"written-through": "v1alpha1"}
-	done := wrappers.TaskRun(ns, r4Done, r4Greet).Param("name", "dot").Param("greeting", "hi").TimeoutText("10m").Obj()
+	done := wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r4Done, r4Greet).Param("name", "dot").Param("greeting", "hi").TimeoutText("10m").Obj())
 	build := wrappers.V1alpha1Task(ns, r4aBuild).Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...").Obj()
 	build.Labels = map[string]string{"team": "shop"}
 	r.apply(clientSide,
-		wrappers.Task(ns, r4Flaky).Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...\nexit 3").Obj(),
+		wrappers.V1beta1Task(wrappers.Task(ns, r4Flaky).Step("compile", "alpine:3", "go build ./...").Step("test", "alpine:3", "go test ./...\nexit 3").Obj()),
 		build, done, wrappers.V1alpha1TaskRun(ns, r4aDone, r4aBuild).Obj())
 
-	r.createObjects(r3BuildTask(), wrappers.TaskRun(ns, r4Failed, r4Flaky).Obj(), wrappers.V1alpha1TaskRun(ns, r4aUpdated, r4aBuild).Obj())
+	r.createObjects(r3BuildTask(), wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r4Failed, r4Flaky).Obj()), wrappers.V1alpha1TaskRun(ns, r4aUpdated, r4aBuild).Obj())
 	r.update(&v1beta1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: r3Task}}, func(obj client.Object) {
 		obj.(*v1beta1.Task).Spec.Description = "Clones, builds and tests the shop"
 	})
@@ -113,7 +113,7 @@ func (r *v1Rehearsal) createRelease4Objects() views {
 	waitFinished(t, r.c, time.Minute, r4Done, r4Failed, r4aDone, r4aUpdated)
 	r.waitRunning(r4Running, r4aRunning)
 	r.stopController()
-	r.createObjects(wrappers.TaskRun(ns, r4New, r4Greet).Param("name", "nia").Obj())
+	r.createObjects(wrappers.V1beta1TaskRun(wrappers.TaskRun(ns, r4New, r4Greet).Param("name", "nia").Obj()))
 
 	before := r.readViews()
 	r.checkWritten("under release 4")
