@@ -2,6 +2,7 @@ package runstate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -124,13 +125,13 @@ func CheckValue(spec *v1.ParamSpec, value *v1.ParamValue) string {
 		got = v1.ParamTypeString
 	}
 	if got != want {
-		return fmt.Sprintf("is %s, but the param is %s", withArticle(got), withArticle(want))
+		return fmt.Sprintf("is %s, but the param is %s", TypeWithArticle(got), TypeWithArticle(want))
 	}
 	if want != v1.ParamTypeObject {
 		return ""
 	}
 	var lacking []string
-	for key := range spec.Properties {
+	for _, key := range PropertyNames(spec) {
 		if _, ok := value.ObjectVal[key]; !ok {
 			lacking = append(lacking, key)
 		}
@@ -138,12 +139,18 @@ func CheckValue(spec *v1.ParamSpec, value *v1.ParamValue) string {
 	if len(lacking) == 0 {
 		return ""
 	}
-	slices.Sort(lacking)
 	return fmt.Sprintf("lacks the keys the param declares: %s", strings.Join(lacking, ", "))
 }
 
-// withArticle is "a string", "an array", "an object".
-func withArticle(t v1.ParamType) string {
+// PropertyNames are the keys an object param declares, sorted: for
+// messages, which must read the same from one write to the next.
+func PropertyNames(spec *v1.ParamSpec) []string {
+	return slices.Sorted(maps.Keys(spec.Properties))
+}
+
+// TypeWithArticle is a param type as messages name it: "a string", "an
+// array", "an object".
+func TypeWithArticle(t v1.ParamType) string {
 	if t == v1.ParamTypeString {
 		return "a string"
 	}

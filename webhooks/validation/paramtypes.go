@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -32,7 +33,7 @@ func validateParamSpecs(specs []v1.ParamSpec) field.ErrorList {
 		case typ != v1.ParamTypeObject && p.Properties != nil:
 			errs = append(errs, field.Forbidden(path.Child("properties"), fmt.Sprintf(
 				"param %q is %s: only an object param declares properties; remove them, or give the param type: object",
-				p.Name, withArticle(typ))))
+				p.Name, runstate.TypeWithArticle(typ))))
 		case typ == v1.ParamTypeObject && len(p.Properties) == 0:
 			errs = append(errs, field.Required(path.Child("properties"), fmt.Sprintf(
 				"param %q is an object: declare each of its keys in properties (properties: {KEY: {}}), "+
@@ -63,12 +64,7 @@ func validateValueSize(path *field.Path, value *v1.ParamValue) field.ErrorList {
 			}
 		}
 	case v1.ParamTypeObject:
-		keys := make([]string, 0, len(value.ObjectVal))
-		for k := range value.ObjectVal {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(value.ObjectVal)) {
 			if len(value.ObjectVal[k]) > MaxValueBytes {
 				errs = append(errs, field.TooLong(path.Key(k), "", MaxValueBytes))
 			}
@@ -93,7 +89,7 @@ func typedRefProblem(ref params.Ref, spec *v1.ParamSpec, f textField) string {
 	switch {
 	case ref.Star && typ != v1.ParamTypeArray:
 		return fmt.Sprintf("$(params.%s[*]) stands for an array's items, but param %q is %s; %s",
-			name, name, withArticle(typ), howToUse(spec))
+			name, name, runstate.TypeWithArticle(typ), howToUse(spec))
 	case ref.Star:
 		if whole, ok := params.WholeArrayRef(f.value); f.listItem && ok && whole == name {
 			return ""
@@ -102,16 +98,16 @@ func typedRefProblem(ref params.Ref, spec *v1.ParamSpec, f textField) string {
 			"make it an item of its own there (args: [\"$(params.%s[*])\"])", name, name)
 	case ref.Key != "" && typ != v1.ParamTypeObject:
 		return fmt.Sprintf("$(params.%s.%s) names a key, but param %q is %s, which has no keys; %s",
-			name, ref.Key, name, withArticle(typ), howToUse(spec))
+			name, ref.Key, name, runstate.TypeWithArticle(typ), howToUse(spec))
 	case ref.Key != "":
 		if _, ok := spec.Properties[ref.Key]; ok || len(spec.Properties) == 0 {
 			// No properties at all is refused once, at the param.
 			return ""
 		}
 		return fmt.Sprintf("param %q declares no key %q in its properties (it declares %s)",
-			name, ref.Key, strings.Join(propertyNames(spec), ", "))
+			name, ref.Key, strings.Join(runstate.PropertyNames(spec), ", "))
 	case typ != v1.ParamTypeString:
-		return fmt.Sprintf("param %q is %s, which cannot be used as a string; %s", name, withArticle(typ), howToUse(spec))
+		return fmt.Sprintf("param %q is %s, which cannot be used as a string; %s", name, runstate.TypeWithArticle(typ), howToUse(spec))
 	}
 	return ""
 }
@@ -123,29 +119,11 @@ func howToUse(spec *v1.ParamSpec) string {
 		return fmt.Sprintf("write $(params.%s[*]) as a whole item of command or args, for one item per element", spec.Name)
 	case v1.ParamTypeObject:
 		key := "KEY"
-		if names := propertyNames(spec); len(names) > 0 {
+		if names := runstate.PropertyNames(spec); len(names) > 0 {
 			key = names[0]
 		}
 		return fmt.Sprintf("write one of its keys, as $(params.%s.%s)", spec.Name, key)
 	default:
 		return fmt.Sprintf("write $(params.%s)", spec.Name)
 	}
-}
-
-// propertyNames are the keys an object param declares, sorted.
-func propertyNames(spec *v1.ParamSpec) []string {
-	names := make([]string, 0, len(spec.Properties))
-	for k := range spec.Properties {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// withArticle is "a string", "an array", "an object".
-func withArticle(t v1.ParamType) string {
-	if t == v1.ParamTypeString {
-		return "a string"
-	}
-	return "an " + string(t)
 }

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
@@ -35,18 +34,8 @@ func Text(v v1.ParamValue) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// TypeName is the type of spec's values in the words of messages: "a
-// string", "an array", "an object".
-func TypeName(spec v1.ParamSpec) string {
-	switch spec.TypeOrDefault() {
-	case v1.ParamTypeArray:
-		return "an array"
-	case v1.ParamTypeObject:
-		return "an object"
-	default:
-		return "a string"
-	}
-}
+// TypeName is spec's type as messages name it: "an array".
+func TypeName(spec v1.ParamSpec) string { return runstate.TypeWithArticle(spec.TypeOrDefault()) }
 
 // Syntax says how a value of spec's type is typed, for messages.
 func Syntax(spec v1.ParamSpec) string {
@@ -54,7 +43,7 @@ func Syntax(spec v1.ParamSpec) string {
 	case v1.ParamTypeArray:
 		return `a JSON array of strings, ["a","b"], or items between commas, a,b`
 	case v1.ParamTypeObject:
-		declared := declaredKeys(spec)
+		declared := runstate.PropertyNames(&spec)
 		example := "KEY=VALUE,..."
 		if len(declared) > 0 {
 			example = declared[0] + "=VALUE"
@@ -66,16 +55,6 @@ func Syntax(spec v1.ParamSpec) string {
 	default:
 		return "any text"
 	}
-}
-
-// declaredKeys are the keys spec, an object param, declares, sorted.
-func declaredKeys(spec v1.ParamSpec) []string {
-	keys := make([]string, 0, len(spec.Properties))
-	for k := range spec.Properties {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Parse reads text as a value of the type spec declares:
