@@ -39,6 +39,10 @@ const (
 	// shell's own error messages, and tells a reader of the Pod (kwok's
 	// stages, say) where the script is: the argument after it.
 	wrapperName = "minitask-step"
+	// chainedWrapperName is a chained step's wrapper's $0, which tells
+	// kwok's stages that two more arguments follow onError's and the
+	// limit's: the step it waits for and its own number.
+	chainedWrapperName = "minitask-chained-step"
 
 	// MaxResultRead is how much of a result's file the wrapper reads: a value
 	// longer than the kubelet keeps of a whole message is too large however
@@ -87,21 +91,36 @@ END {
 	printf "\""
 }`
 
-// scriptWrapper is the wrapper of every script step of a Pod.
-var scriptWrapper = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath)
+// scriptWrapper is the wrapper of every script step of a Pod whose steps
+// are init containers; chainedWrapper, of every step of a chained Pod.
+var (
+	scriptWrapper  = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath, "")
+	chainedWrapper = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath, GatePrefix)
+)
 
 // scriptShell runs every script: /bin/sh -c SCRIPT.
 const scriptShell = "/bin/sh"
 
+// GatePrefix starts the paths through which the steps of a chained Pod hand
+// over to each other: GatePrefix+N.done, .turn and .fifo for step N (from
+// 1). /dev/shm is the Pod's own: its containers share the Pod's IPC
+// namespace, and with it the sandbox's /dev/shm, in containerd and CRI-O
+// alike, so that the hand-over needs no volume (a volume costs a Pod's
+// start the kubelet's 300 ms wait for its mounts).
+const GatePrefix = "/dev/shm/minitask-step-"
+
 // wrapperScript returns the wrapper's text for scripts run by shell, results
 // in resultsDir and the termination message at messagePath; tests run it
-// with shells and directories of their own.
+// with shells and directories of their own. With gates, the wrapper of a
+// chained step: it first waits for its turn, and hands over when done.
 //
 // Its arguments are the script, the step's onError, the most bytes the
-// kubelet keeps of the step's message, and the Task's result names. A
-// message with results that would pass that limit is replaced by one that
-// says so, with its size: the kubelet would cut it without a word, and the
-// controller could then only tell that it was cut, never by how much.
+// kubelet keeps of the step's message, for a chained step the number of
+// the step it waits for and its own (each empty for none), and the Task's
+// result names. A message with results that would pass that limit is
+// replaced by one that says so, with its size: the kubelet would cut it
+// without a word, and the controller could then only tell that it was cut,
+// never by how much.
 //
 // SIGTERM and SIGHUP are passed on to the script's shell, so that a trap of
 // its own runs within the Pod's grace period. The kubelet stops a container
@@ -126,13 +145,31 @@ const scriptShell = "/bin/sh"
 // SIGINT and SIGQUIT are not passed on: a background job of a shell without
 // job control ignores them (POSIX), and a shell cannot trap a signal that
 // was ignored when it started.
-func wrapperScript(shell, resultsDir, messagePath string) string {
+//
+// A chained step's turn (chainPrologue) comes when the step before has
+// written its verdict (N.turn: ok, or skip once a step failed) and then
+// N.done. The waiting step holds N.fifo open for reading and writing, which
+// never blocks, and sleeps in read until a line comes; the step before, once
+// N.done is there, writes a line through its own read-write open, which
+// never blocks either. Whichever comes first, the waiter finds N.done or
+// gets the line: no polling, and no step ever waits for the next one. The
+// wait runs in the background, so that a signal (the Pod stopped while the
+// step waits) ends the step at once. A step whose turn says skip runs
+// nothing, writes {"skipped":true} as its message, hands skip on and exits
+// 0: only the step that failed fails.
+func wrapperScript(shell, resultsDir, messagePath, gates string) string {
+	prologue, shift, epilogue := "", 3, `[ "$mode" = %[6]s ] && exit 0
+exit "$code"
+`
+	if gates != "" {
+		prologue, shift, epilogue = chainPrologue, 5, chainEpilogue
+	}
 	return fmt.Sprintf(`pid=
 caught=
 forward() { caught=$1; [ -z "$pid" ] || kill -"$1" "$pid" 2>/dev/null; }
 trap 'forward TERM' TERM
 trap 'forward HUP' HUP
-{ %[1]s -c "$1" <&3 3<&- & } 3<&0
+`+prologue+`{ %[1]s -c "$1" <&3 3<&- & } 3<&0
 pid=$!
 [ -z "$caught" ] || kill -"$caught" "$pid" 2>/dev/null
 while :; do
@@ -148,7 +185,7 @@ while :; do
 done
 mode=$2
 limit=$3
-shift 3
+shift %[8]d
 dir=%[2]s
 if [ $# -eq 0 ]; then
 	printf '{"exitCode":%%d,"results":{}}' "$code" >%[5]s
@@ -175,10 +212,52 @@ else
 		printf '{"exitCode":%%d,"results":{},"resultsTooLarge":{"size":%%d,"limit":%%d,"cut":%%s}}' "$code" "$((size))" "$limit" "$cut"
 	fi >%[5]s
 fi
+`+epilogue, shellQuote(shell), shellQuote(resultsDir), MaxResultRead, jsonStringAWK, shellQuote(messagePath), v1.OnErrorContinue, shellQuote(gates), shift)
+}
+
+// chainPrologue waits for a chained step's turn (see wrapperScript). A
+// shell without mkfifo (no image with a shell is known to lack it) polls
+// for N.done instead.
+const chainPrologue = `gates=%[7]s
+after=$4
+self=$5
+handover() {
+	[ -n "$self" ] || return 0
+	echo "$1" >"$gates$self.turn"
+	: >"$gates$self.done"
+	mkfifo "$gates$self.fifo" 2>/dev/null
+	[ -p "$gates$self.fifo" ] && echo go 1<>"$gates$self.fifo"
+	return 0
+}
+if [ -n "$after" ]; then
+	mkfifo "$gates$after.fifo" 2>/dev/null
+	if [ -p "$gates$after.fifo" ]; then
+		{ [ -e "$gates$after.done" ] || read -r _ <&3; } 3<>"$gates$after.fifo" &
+	else
+		{ until [ -e "$gates$after.done" ]; do sleep 0.05 2>/dev/null || sleep 1 2>/dev/null || :; done; } &
+	fi
+	pid=$!
+	wait "$pid"
+	pid=
+	if [ -n "$caught" ]; then
+		[ "$caught" = TERM ] && exit 143
+		exit 129
+	fi
+	turn=
+	read -r turn <"$gates$after.turn" 2>/dev/null
+	if [ "$turn" != ok ]; then
+		printf '{"skipped":true}' >%[5]s
+		handover skip
+		exit 0
+	fi
+fi
+`
+
+// chainEpilogue hands a chained step's turn on and exits.
+const chainEpilogue = `if [ "$mode" = %[6]s ] || [ "$code" -eq 0 ]; then handover ok; else handover skip; fi
 [ "$mode" = %[6]s ] && exit 0
 exit "$code"
-`, shellQuote(shell), shellQuote(resultsDir), MaxResultRead, jsonStringAWK, shellQuote(messagePath), v1.OnErrorContinue)
-}
+`
 
 // Protocol is what the wrapper of every script step of a Pod is told: the
 // Task's result names, and the most bytes of a step's message the kubelet
@@ -209,6 +288,27 @@ func Command(script string, onError v1.OnError, protocol Protocol) []string {
 	}
 	command := make([]string, 0, 7+len(protocol.Results))
 	command = append(command, scriptShell, "-c", scriptWrapper, wrapperName, script, string(onError), strconv.Itoa(protocol.MessageLimit))
+	return append(command, protocol.Results...)
+}
+
+// ChainedCommand returns Command's counterpart for step (from 1) of a
+// chained Pod of steps steps: the chained wrapper, named chainedWrapperName,
+// then the script, onError, the message's limit, the step it waits for and
+// its own number (each empty for none: the first waits for no step, the last
+// hands over to none), and the Task's result names.
+func ChainedCommand(script string, onError v1.OnError, protocol Protocol, step, steps int) []string {
+	if onError == "" {
+		onError = v1.OnErrorStopAndFail
+	}
+	after, self := "", ""
+	if step > 1 {
+		after = strconv.Itoa(step - 1)
+	}
+	if step < steps {
+		self = strconv.Itoa(step)
+	}
+	command := make([]string, 0, 9+len(protocol.Results))
+	command = append(command, scriptShell, "-c", chainedWrapper, chainedWrapperName, script, string(onError), strconv.Itoa(protocol.MessageLimit), after, self)
 	return append(command, protocol.Results...)
 }
 

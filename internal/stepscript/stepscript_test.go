@@ -108,7 +108,7 @@ func wrapperCommand(t *testing.T, shell testShell, script string, onError v1.OnE
 	if command[2] != scriptWrapper {
 		t.Fatalf("Command does not run the wrapper: %q", command)
 	}
-	command[0], command[2] = shell.sh, wrapperScript(shell.sh, resultsDir, messagePath)
+	command[0], command[2] = shell.sh, wrapperScript(shell.sh, resultsDir, messagePath, "")
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + shell.path, "RESULTS=" + resultsDir}

@@ -1,0 +1,188 @@
+package stepscript
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// chainStep is one step of a chained Pod as a test runs it.
+type chainStep struct {
+	script  string
+	onError v1.OnError
+}
+
+// chainRun is what each step of a chain did, and the lines their scripts
+// appended to $LOG, in the order written.
+type chainRun struct {
+	steps []wrapperRun
+	log   []string
+}
+
+// chainCommands returns the processes of a chained Pod's steps, as their
+// containers would run them: each its own wrapper, its own message, the
+// Pod's gates in one directory (the Pod's /dev/shm), the results in another.
+func chainCommands(t *testing.T, shell testShell, steps []chainStep) ([]*exec.Cmd, []string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	gates, resultsDir, log := filepath.Join(dir, "shm"), filepath.Join(dir, "results"), filepath.Join(dir, "log")
+	for _, d := range []string{gates, resultsDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	protocol := Protocol{MessageLimit: runstate.MaxTerminationMessage}
+	var cmds []*exec.Cmd
+	var messages []string
+	for i, step := range steps {
+		messages = append(messages, filepath.Join(dir, fmt.Sprintf("message-%d", i+1)))
+		command := ChainedCommand(step.script, step.onError, protocol, i+1, len(steps))
+		if command[2] != chainedWrapper || command[3] != chainedWrapperName {
+			t.Fatalf("ChainedCommand does not run the chained wrapper: %q", command[:4])
+		}
+		command[0], command[2] = shell.sh, wrapperScript(shell.sh, resultsDir, messages[i], gates+"/step-")
+		cmd := exec.Command(command[0], command[1:]...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + shell.path, "LOG=" + log, fmt.Sprintf("STEP=%d", i+1)}
+		cmds = append(cmds, cmd)
+	}
+	return cmds, messages, log
+}
+
+// runChain runs a chained Pod's steps as processes, all at once as the
+// kubelet starts the containers, the last first so that every step is seen
+// waiting for its turn; and, for the steps of stop, sends SIGTERM once every
+// step has started.
+func runChain(t *testing.T, shell testShell, steps []chainStep, stop ...int) chainRun {
+	t.Helper()
+	cmds, messages, log := chainCommands(t, shell, steps)
+	outs := make([]*bytes.Buffer, len(cmds))
+	for i := len(cmds) - 1; i >= 0; i-- {
+		outs[i] = &bytes.Buffer{}
+		cmds[i].Stdout, cmds[i].Stderr = outs[i], outs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(stop) > 0 {
+		time.Sleep(300 * time.Millisecond)
+		for _, i := range stop {
+			if err := cmds[i-1].Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var run chainRun
+	for i, cmd := range cmds {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			run.steps = append(run.steps, wrapperEnded(t, cmd, err, messages[i], outs[i].String(), ""))
+		case <-time.After(20 * time.Second):
+			for _, c := range cmds {
+				_ = c.Process.Kill()
+			}
+			t.Fatalf("step %d did not end within 20 s: the chain hangs (its output: %q)", i+1, outs[i].String())
+		}
+	}
+	if b, err := os.ReadFile(log); err == nil {
+		run.log = strings.Fields(string(b))
+	}
+	return run
+}
+
+// TestChainedStepsRunOneAtATime runs chained steps as processes started all
+// at once, in every test shell, and checks that they run in order, one at a
+// time, that the first failing step stops the rest, which run nothing and
+// say they were skipped, and that onError: continue lets the chain go on.
+func TestChainedStepsRunOneAtATime(t *testing.T) {
+	// Each step says when it starts and when it ends: overlapping steps
+	// would interleave their lines.
+	step := func(body string) chainStep {
+		return chainStep{script: `echo "start-$STEP" >>"$LOG"; ` + body + `; code=$?; echo "end-$STEP" >>"$LOG"; exit $code`}
+	}
+	ok, slow := step("true"), step("sleep 0.2")
+	failing := step("(exit 3)")
+	continued := failing
+	continued.onError = v1.OnErrorContinue
+	skipped := wrapperRun{Message: `{"skipped":true}`}
+	passed := wrapperRun{Message: `{"exitCode":0,"results":{}}`}
+	tests := []struct {
+		name  string
+		steps []chainStep
+		want  []wrapperRun
+		log   string
+	}{
+		{name: "every step passes", steps: []chainStep{ok, slow, ok, slow, ok},
+			want: []wrapperRun{passed, passed, passed, passed, passed},
+			log:  "start-1 end-1 start-2 end-2 start-3 end-3 start-4 end-4 start-5 end-5"},
+		{name: "the first failing step stops the rest", steps: []chainStep{ok, slow, failing, ok, slow},
+			want: []wrapperRun{passed, passed, {ExitCode: 3, Message: `{"exitCode":3,"results":{}}`}, skipped, skipped},
+			log:  "start-1 end-1 start-2 end-2 start-3 end-3"},
+		{name: "the first step fails", steps: []chainStep{failing, ok},
+			want: []wrapperRun{{ExitCode: 3, Message: `{"exitCode":3,"results":{}}`}, skipped},
+			log:  "start-1 end-1"},
+		{name: "onError continue goes on", steps: []chainStep{ok, continued, ok},
+			want: []wrapperRun{passed, {Message: `{"exitCode":3,"results":{}}`}, passed},
+			log:  "start-1 end-1 start-2 end-2 start-3 end-3"},
+		{name: "the last step fails", steps: []chainStep{ok, failing},
+			want: []wrapperRun{passed, {ExitCode: 3, Message: `{"exitCode":3,"results":{}}`}},
+			log:  "start-1 end-1 start-2 end-2"},
+	}
+	for name, shell := range testShells(t) {
+		for _, tt := range tests {
+			t.Run(name+"/"+tt.name, func(t *testing.T) {
+				run := runChain(t, shell, tt.steps)
+				if diff := cmp.Diff(tt.want, run.steps); diff != "" {
+					t.Errorf("steps (-want +got):\n%s", diff)
+				}
+				if got := strings.Join(run.log, " "); got != tt.log {
+					t.Errorf("the steps ran as %q, want %q", got, tt.log)
+				}
+			})
+		}
+	}
+}
+
+// TestChainedStepStopsWhileWaiting sends SIGTERM, as the kubelet does when a
+// run is cancelled or times out, to a step still waiting for its turn: it
+// ends at once, 143, without running its script or writing a message; the
+// running step before it gets the signal too and passes it to its script.
+func TestChainedStepStopsWhileWaiting(t *testing.T) {
+	for name, shell := range testShells(t) {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			run := runChain(t, shell, []chainStep{
+				{script: `trap 'echo "stopped-$STEP" >>"$LOG"; exit 7' TERM; echo "start-$STEP" >>"$LOG"; sleep 5 >/dev/null 2>&1 & wait`},
+				{script: `echo "start-$STEP" >>"$LOG"`},
+				{script: `echo "start-$STEP" >>"$LOG"`},
+			}, 1, 2, 3)
+			if took := time.Since(start); took > 4*time.Second {
+				t.Errorf("the steps took %s to stop: a waiting step must end at its signal", took)
+			}
+			want := []wrapperRun{
+				{ExitCode: 7, Message: `{"exitCode":7,"results":{}}`},
+				{ExitCode: 143},
+				{ExitCode: 143},
+			}
+			if diff := cmp.Diff(want, run.steps); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+			if got := strings.Join(run.log, " "); got != "start-1 stopped-1" {
+				t.Errorf("the steps ran as %q, want only the first, stopped", got)
+			}
+		})
+	}
+}
