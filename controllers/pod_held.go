@@ -99,7 +99,8 @@ var stopsPodAfterEnd = map[v1.TaskRunReason]bool{
 // if that Pod has not ended: deleted if no step started, else its deadline
 // lowered (stopPod). Those are the runs that ended ImagePullFailed or
 // PodConfigFailed (failIfHeld), and those that ended StepFailed for a step
-// that cannot start (runpod.Outcome), whose Pod still shows it: a Pod that
+// that cannot start or a chained step that failed (runpod.Outcome), whose
+// Pod still shows it: a Pod that
 // failed of itself may linger in the cache for a moment, and must not be
 // deleted, nor its logs with it. The status write's own watch event brings
 // the finished run here; an error retries it. The cache holds only Pods that
@@ -119,7 +120,7 @@ func (r *TaskRunReconciler) stopPodAfterEnd(ctx context.Context, run *v1.TaskRun
 	case !metav1.IsControlledBy(pod, run) || pod.DeletionTimestamp != nil:
 		return nil
 	}
-	if ended.Reason == string(v1.ReasonStepFailed) && !runpod.StepCannotStart(pod) {
+	if ended.Reason == string(v1.ReasonStepFailed) && !runpod.FailedWhileRunning(pod) {
 		return nil
 	}
 	return r.stopPod(ctx, pod, r.clock())

@@ -59,12 +59,24 @@ type Inputs struct {
 	// taint manager evicts it: the manager's --node-lost-timeout
 	// (nodefault.TolerationSeconds). nil leaves the cluster's defaults.
 	NodeLostTolerationSeconds *int64
+	// Chained asks for the chained shape (the manager's --pod-shape): every
+	// step a regular container that waits for the one before. A Task of one
+	// step has the same Pod either way; a Task the chained shape cannot run
+	// as it promises gets init containers, and the Pod says why.
+	Chained bool
+	// PodLevelResources says that the API server keeps a Pod's
+	// spec.resources (the PodLevelResources feature), which a chained Pod
+	// needs when more than one step requests a resource
+	// (NeedsPodLevelResources).
+	PodLevelResources bool
 }
 
-// Build returns the Pod that runs task's steps for run, in order: every
-// step but the last is an init container, so that the kubelet runs them one
-// after another and stops at the first failure; the last is the container.
-// Every step mounts every workspace. The caller sets the owner reference.
+// Build returns the Pod that runs task's steps for run, in order. As init
+// containers, every step but the last is an init container, so that the
+// kubelet runs them one after another and stops at the first failure; the
+// last is the container. Chained (in.Chained, shape.go), every step is a
+// container, whose wrapper waits for the step before it. Every step mounts
+// every workspace. The caller sets the owner reference.
 // task must have at least one step, which the CRD's schema guarantees. A Pod
 // whose texts would pass maxPodText once references are replaced is a
 // *TooLargeError, found by counting: no more than maxPodText bytes of it
@@ -75,10 +87,21 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 	budget := params.NewBudget(maxPodText)
 	mounts := append(workspaceMounts(task), resultsMounts(task)...)
 	protocol := stepscript.ProtocolFor(task)
+	shape := podShape{}
+	if in.Chained && len(task.Spec.Steps) > 1 {
+		shape.reason = fallbackReason(task, in.PodLevelResources)
+		shape.chained = shape.reason == ""
+	}
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
-		containers[i] = containerForStep(step, values, protocol, budget)
+		wrap := func(script string) []string { return stepscript.Command(script, step.OnError, protocol) }
+		if shape.chained {
+			wrap = func(script string) []string {
+				return stepscript.ChainedCommand(script, step.OnError, protocol, i+1, len(task.Spec.Steps))
+			}
+		}
+		containers[i] = containerForStep(step, values, wrap, budget)
 		containers[i].VolumeMounts = slices.Clone(mounts)
 		stepNames[i] = step.Name
 	}
@@ -87,8 +110,8 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 	}
 	last := len(containers) - 1
 	var initContainers []corev1.Container
-	if last > 0 {
-		initContainers = containers[:last]
+	if last > 0 && !shape.chained {
+		initContainers, containers = containers[:last], containers[last:]
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -99,7 +122,7 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 		Spec: corev1.PodSpec{
 			RestartPolicy:         corev1.RestartPolicyNever,
 			InitContainers:        initContainers,
-			Containers:            containers[last:],
+			Containers:            containers,
 			Volumes:               append(workspaceVolumes(task, run), resultsVolumes(task)...),
 			ActiveDeadlineSeconds: in.ActiveDeadlineSeconds,
 		},
@@ -110,8 +133,18 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 	if in.Restricted {
 		applyRestricted(&pod.Spec)
 	}
-	pod.Annotations = podAnnotations(task, stepNames)
+	if shape.chained {
+		applyPodLevelRequests(&pod.Spec, task)
+	}
+	pod.Annotations = podAnnotations(task, stepNames, shape)
 	return pod, nil
+}
+
+// podShape is the shape Build gives a Pod: chained, or init containers,
+// with the reason when the chained shape was asked for.
+type podShape struct {
+	chained bool
+	reason  string
 }
 
 // podAnnotations returns what the controller reads back from the Pod alone,
@@ -119,8 +152,15 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 // whole so that status.steps and kubectl task logs still name the step; the
 // Task's results in its order and the containers that write them
 // (results.go reads them), so that status.results needs no Task.
-func podAnnotations(task *v1.Task, stepNames []string) map[string]string {
+func podAnnotations(task *v1.Task, stepNames []string, shape podShape) map[string]string {
 	annotations := map[string]string{}
+	switch {
+	case shape.chained:
+		annotations[runstate.AnnotationPodShape] = runstate.PodShapeChained
+	case shape.reason != "":
+		annotations[runstate.AnnotationPodShape] = runstate.PodShapeInitContainers
+		annotations[runstate.AnnotationPodShapeReason] = shape.reason
+	}
 	if names, needed := runstate.StepNamesAnnotation(stepNames); needed {
 		annotations[runstate.AnnotationStepNames] = names
 	}
@@ -153,10 +193,11 @@ func podLabels(run *v1.TaskRun) map[string]string {
 
 // containerForStep returns step's container with references replaced in
 // every text that may hold them, each charged to budget. A script runs as
-// /bin/sh -c SCRIPT inside the wrapper that writes its termination message
-// with the Task's results (internal/stepscript); a step without one runs its
-// command and args, or the image's entrypoint, untouched.
-func containerForStep(step v1.Step, values params.Values, protocol stepscript.Protocol, budget *params.Budget) corev1.Container {
+// /bin/sh -c SCRIPT inside the wrapper that wrap gives it, which writes its
+// termination message with the Task's results (internal/stepscript); a step
+// without one runs its command and args, or the image's entrypoint,
+// untouched.
+func containerForStep(step v1.Step, values params.Values, wrap func(script string) []string, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
 		Name:       runstate.StepContainer(step.Name),
 		Image:      budget.Substitute(step.Image, values),
@@ -166,7 +207,7 @@ func containerForStep(step v1.Step, values params.Values, protocol stepscript.Pr
 		Env:        substituteEnv(step.Env, values, budget),
 	}
 	if step.Script != "" {
-		c.Command = stepscript.Command(budget.Substitute(step.Script, values), step.OnError, protocol)
+		c.Command = wrap(budget.Substitute(step.Script, values))
 	}
 	for _, from := range step.EnvFrom {
 		c.EnvFrom = append(c.EnvFrom, *from.DeepCopy())

@@ -75,6 +75,27 @@ func Outcome(pod *corev1.Pod, steps []v1.StepState) *Condition {
 		// phase says yet.
 		return f.outcome(step.Name)
 	}
+	if c := chainFailure(pod, steps); c != nil {
+		return c
+	}
+	return nil
+}
+
+// chainFailure returns the failure of the first step of a chained Pod that
+// failed, while the Pod has not ended: the steps after it are skipped, and
+// run nothing (or, should a step's wrapper have died before it could hand
+// over, wait until the Pod is stopped). nil for a Pod of init containers,
+// whose kubelet ends the Pod at the first failure.
+func chainFailure(pod *corev1.Pod, steps []v1.StepState) *Condition {
+	if !runstate.Chained(pod) || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	containers := runstate.Steps(pod)
+	for i, step := range steps {
+		if step.State == v1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1.StepReasonContinued {
+			return stepFailed(pod, step, containers[i].Container)
+		}
+	}
 	return nil
 }
 

@@ -46,6 +46,8 @@ func TestGoldenPods(t *testing.T) {
 				ActiveDeadlineSeconds:     tc.deadline,
 				Restricted:                tc.restricted,
 				NodeLostTolerationSeconds: tolerationSeconds,
+				Chained:                   tc.chained,
+				PodLevelResources:         !tc.noPodLevelResources,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -105,6 +107,9 @@ type goldenCase struct {
 	// with no tolerations for a lost node's taints; the others get
 	// managersNodeLostTolerationSeconds.
 	clusterTolerations bool
+	// chained asks for the chained shape, on an API server that keeps
+	// Pod-level resources unless noPodLevelResources.
+	chained, noPodLevelResources bool
 }
 
 // goldenCases are the Task shapes whose Pods are pinned in testdata, by
@@ -112,6 +117,7 @@ type goldenCase struct {
 func goldenCases() map[string]goldenCase {
 	oneStep := wrappers.Task("ns", "t").Steps(v1.Step{Name: "only", Image: "alpine:3", Command: []string{"echo", "hello"}}).Obj()
 	run := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t") }
+	fetch := v1.Step{Name: "fetch", Image: "alpine:3", Script: "true"}
 	return map[string]goldenCase{
 		"script-steps": {
 			task: wrappers.Task("ns", "t").ParamDefault("greeting", "hello").Param("tag").
@@ -245,6 +251,77 @@ func goldenCases() map[string]goldenCase {
 			task:       oneStep,
 			run:        run().PodTemplate(v1.PodTemplate{SecurityContext: ownSecurityContext()}).Obj(),
 			restricted: true,
+		},
+		"chained-script-steps": {
+			task: wrappers.Task("ns", "t").ParamDefault("greeting", "hello").Results("digest").Steps(
+				v1.Step{Name: "lint", Image: "golangci/golangci-lint:2", Script: "golangci-lint run", OnError: v1.OnErrorContinue},
+				v1.Step{Name: "build", Image: "golang:1", Script: "echo \"$(params.greeting)\"; go build ./..."},
+				v1.Step{Name: "push", Image: "alpine:3", Script: "echo sha256:0 >$(results.digest.path)"},
+			).Obj(),
+			run:      run().Obj(),
+			deadline: ptr.To[int64](3600),
+			chained:  true,
+		},
+		"chained-one-step": {
+			// One step needs no waiting: the same Pod either way.
+			task:    wrappers.Task("ns", "t").Step("only", "alpine:3", "true").Obj(),
+			run:     run().Obj(),
+			chained: true,
+		},
+		"chained-resources": {
+			// Two steps request cpu and memory: the Pod requests the
+			// largest of each once, its containers none, each keeping
+			// its limits; ephemeral storage, asked by one step, stays
+			// on its container.
+			task: wrappers.Task("ns", "t").Steps(
+				v1.Step{Name: "build", Image: "golang:1", Script: "go build ./...", ComputeResources: &corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi"),
+						corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")},
+					Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+				}},
+				v1.Step{Name: "test", Image: "golang:1", Script: "go test ./...", ComputeResources: &corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+				}},
+				v1.Step{Name: "push", Image: "alpine:3", Script: "true"},
+			).Obj(),
+			run:     run().Obj(),
+			chained: true,
+		},
+		"chained-restricted-namespace": {
+			task: wrappers.Task("ns", "t").Workspace("source").
+				Step("fetch", "alpine/git:2", "git clone https://example.com/app.git $(workspaces.source.path)").
+				Step("build", "golang:1", "cd $(workspaces.source.path) && go build").Obj(),
+			run:        run().Obj(),
+			restricted: true,
+			chained:    true,
+		},
+		"chained-fallback-command-step": {
+			task: wrappers.Task("ns", "t").Steps(fetch, v1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}}).Obj(),
+			run:     run().Obj(),
+			chained: true,
+		},
+		"chained-fallback-entrypoint-step": {
+			task: wrappers.Task("ns", "t").Steps(fetch, v1.Step{Name: "scan", Image: "aquasec/trivy:0"}).Obj(),
+			run:     run().Obj(),
+			chained: true,
+		},
+		"chained-fallback-device": {
+			task: wrappers.Task("ns", "t").Steps(fetch, v1.Step{Name: "train", Image: "pytorch/pytorch:2", Script: "python train.py", ComputeResources: &corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+				}}).Obj(),
+			run:     run().Obj(),
+			chained: true,
+		},
+		"chained-fallback-no-pod-level-resources": {
+			task: wrappers.Task("ns", "t").Steps(
+				v1.Step{Name: "build", Image: "golang:1", Script: "go build ./...", ComputeResources: &corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
+				v1.Step{Name: "test", Image: "golang:1", Script: "go test ./...", ComputeResources: &corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
+			).Obj(),
+			run:                 run().Obj(),
+			chained:             true,
+			noPodLevelResources: true,
 		},
 		"long-names": {
 			// A run name, a step name and a workspace name too long for a

@@ -144,3 +144,11 @@ func StepCannotStart(pod *corev1.Pod) bool {
 	_, f := firstStartFailure(pod)
 	return f != nil
 }
+
+// FailedWhileRunning reports whether a step of pod has failed while the Pod
+// goes on: a step that cannot start (StepCannotStart), or a chained Pod's
+// step that failed, after which the kubelet still runs the other containers
+// (chainFailure). The controller stops such a Pod once its run has ended.
+func FailedWhileRunning(pod *corev1.Pod) bool {
+	return StepCannotStart(pod) || chainFailure(pod, StepStates(pod)) != nil
+}

@@ -22,9 +22,50 @@ func StepStates(pod *corev1.Pod) []v1.StepState {
 	for i, c := range containers {
 		steps[i] = stepState(c.Name, statuses[c.Container])
 	}
+	if runstate.Chained(pod) {
+		chainSteps(steps, pod, containers, statuses)
+	}
 	applyScriptExitCodes(steps, pod)
 	describeStartFailures(steps, pod)
 	return steps
+}
+
+// chainSteps turns the container states of a chained Pod's steps into the
+// steps' own. Every container runs from the Pod's start, but a step runs
+// only once its turn has come: once every step before it has ended with
+// code 0 (its container's, which onError: continue makes 0). Until then, and
+// for good once a step before it failed, it is Waiting, its container's
+// reason kept if the kubelet holds it (an image that cannot be pulled, say),
+// and the container's end is not the step's: a skipped step ran nothing
+// (runstate.SkippedMessage), a step stopped while it waited neither. A step
+// whose turn came began when the step before it ended (its container ends
+// as soon as it has handed over) or, if later, when its own container
+// started. A step whose container cannot start is read as such, whatever
+// its turn (start_failure.go).
+func chainSteps(steps []v1.StepState, pod *corev1.Pod, containers []runstate.Step, statuses map[string]*corev1.ContainerStatus) {
+	turn := true
+	var handedOver *metav1.Time
+	for i, c := range containers {
+		cs := statuses[c.Container]
+		step := &steps[i]
+		switch {
+		case startFailureOf(pod, c.Container, cs) != nil:
+		case !turn:
+			reason := ""
+			if cs != nil && cs.State.Waiting != nil {
+				reason = cs.State.Waiting.Reason
+			}
+			*step = v1.StepState{Name: c.Name, State: v1.StepWaiting, Reason: reason}
+		case handedOver != nil && step.StartedAt != nil && step.StartedAt.Before(handedOver):
+			step.StartedAt = handedOver.DeepCopy()
+		}
+		passed := turn && step.State == v1.StepTerminated && step.ExitCode != nil && *step.ExitCode == 0 &&
+			(cs == nil || cs.State.Terminated == nil || cs.State.Terminated.Message != runstate.SkippedMessage)
+		if passed {
+			handedOver = step.FinishedAt
+		}
+		turn = passed
+	}
 }
 
 // containerStatuses returns the status of each of pod's containers, init
@@ -86,6 +127,12 @@ func containerImage(pod *corev1.Pod, name string) string {
 func NeverStarted(pod *corev1.Pod) bool {
 	if pod.Status.StartTime == nil {
 		return true
+	}
+	if runstate.Chained(pod) {
+		// Every step's container runs from the start, most of them
+		// waiting: the first step tells.
+		steps := StepStates(pod)
+		return len(steps) == 0 || steps[0].State == v1.StepWaiting
 	}
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, cs := range statuses {

@@ -153,3 +153,33 @@ type Step struct {
 	Name      string
 	Container string
 }
+
+// The Pod's shape: how its steps are laid out (docs/lifecycle.md, "The
+// Pod"). A Pod without AnnotationPodShape has its steps as init containers,
+// the last the container, as every release before the chained shape built
+// them.
+const (
+	// AnnotationPodShape names the shape of a Pod the controller built:
+	// PodShapeChained, or PodShapeInitContainers when the chained shape was
+	// asked for and the Pod could not have it (AnnotationPodShapeReason
+	// says why).
+	AnnotationPodShape = "minitask.dev/pod-shape"
+	// AnnotationPodShapeReason says why a Pod has init containers although
+	// the controller builds chained Pods.
+	AnnotationPodShapeReason = "minitask.dev/pod-shape-reason"
+
+	// PodShapeChained: every step a regular container, each waiting for
+	// the one before through the Pod's /dev/shm (internal/stepscript).
+	PodShapeChained = "chained"
+	// PodShapeInitContainers: every step but the last an init container.
+	PodShapeInitContainers = "init-containers"
+
+	// SkippedMessage is the termination message of a chained step whose
+	// turn never came because a step before it failed: it ran nothing.
+	SkippedMessage = `{"skipped":true}`
+)
+
+// Chained reports whether pod's steps are chained regular containers.
+func Chained(pod *corev1.Pod) bool {
+	return pod.Annotations[AnnotationPodShape] == PodShapeChained
+}
