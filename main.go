@@ -65,6 +65,7 @@ type options struct {
 	podConfigTimeout time.Duration
 	// nodeLostTimeout is --node-lost-timeout.
 	nodeLostTimeout time.Duration
+	podShape        string
 }
 
 func parseFlags() (options, zap.Options) {
@@ -122,6 +123,12 @@ func parseFlags() (options, zap.Options) {
 			"the run ends PodFailed, naming the node, or with retries waits for the node to be deleted or tainted "+
 			"node.kubernetes.io/out-of-service before its next attempt. Also the Pods' tolerationSeconds for the not-ready and "+
 			"unreachable taints. 0 loses a Pod only with a node deleted or tainted out of service, and leaves the cluster's default tolerations.")
+	flag.StringVar(&o.podShape, "pod-shape", controllers.PodShapeInitContainers,
+		"The shape of the Pods of TaskRuns: init-containers (every step but the last an init container: the kubelet starts each "+
+			"at its next relist, a second a step on its defaults) or chained (every step a container that waits for the one before, "+
+			"and hands over in milliseconds; a Task it cannot run as promised gets init containers, and its Pod says why). "+
+			"A release reads chained Pods one release before it builds them by default: set chained only once no rollback "+
+			"to a release older than this one is planned (docs/lifecycle.md, \"The Pod's shape\").")
 	zo := zap.Options{Development: true}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -140,6 +147,9 @@ func main() {
 
 func run(o options) error {
 	log := ctrl.Log.WithName("setup")
+	if o.podShape != controllers.PodShapeInitContainers && o.podShape != controllers.PodShapeChained {
+		return fmt.Errorf("--pod-shape=%q: want %s or %s", o.podShape, controllers.PodShapeInitContainers, controllers.PodShapeChained)
+	}
 	tlsOpts := certs.ServingTLSOptions(o.enableHTTP2)
 
 	webhookCert, err := watchCert(o.webhookCertPath, o.webhookCertName, o.webhookCertKey)
@@ -213,6 +223,7 @@ func run(o options) error {
 			ImagePullTimeout:        o.imagePullTimeout,
 			PodConfigTimeout:        o.podConfigTimeout,
 			NodeLostTimeout:         o.nodeLostTimeout,
+			PodShape:                o.podShape,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

@@ -71,6 +71,9 @@ type TaskRunReconciler struct {
 	// a node; 0 means that only a node deleted or tainted out of service
 	// loses a Pod, and leaves the cluster's default tolerations.
 	NodeLostTimeout time.Duration
+	// PodShape is the shape of the Pods it builds (pod_shape.go):
+	// PodShapeInitContainers, the default, or PodShapeChained.
+	PodShape string
 
 	// now is the clock, time.Now when nil; tests of the stages set it.
 	now func() time.Time
@@ -85,6 +88,8 @@ type TaskRunReconciler struct {
 	// unrestricted remembers the namespaces last read not to enforce the
 	// restricted Pod Security level; SetupWithManager sets it.
 	unrestricted *unrestrictedNamespaces
+	// podLevel knows whether the API server keeps Pod-level resources.
+	podLevel podLevelResources
 }
 
 // RBAC: exactly what the reconciler and its watches use. Pod patch lowers

@@ -54,7 +54,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		r.retryByDeadline(s.run, deadline)
 		return fmt.Errorf("creating the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
 	}
-	pod, err := runpod.Build(s.run, task, runpod.Inputs{
+	pod, err := r.buildPod(ctx, s.run, task, runpod.Inputs{
 		Name:                      s.podName,
 		Params:                    values,
 		ActiveDeadlineSeconds:     deadline.ActiveDeadlineSeconds(s.now),

@@ -39,7 +39,9 @@ func chainedPod(phase corev1.PodPhase, states ...corev1.ContainerState) *corev1.
 }
 
 // at is testTime plus seconds.
-func at(seconds int) metav1.Time { return metav1.Time{Time: testTime.Add(time.Duration(seconds) * time.Second)} }
+func at(seconds int) metav1.Time {
+	return metav1.Time{Time: testTime.Add(time.Duration(seconds) * time.Second)}
+}
 
 func running(startedAt int) corev1.ContainerState {
 	return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(startedAt)}}

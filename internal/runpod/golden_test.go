@@ -296,19 +296,19 @@ func goldenCases() map[string]goldenCase {
 			chained:    true,
 		},
 		"chained-fallback-command-step": {
-			task: wrappers.Task("ns", "t").Steps(fetch, v1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}}).Obj(),
+			task:    wrappers.Task("ns", "t").Steps(fetch, v1.Step{Name: "build", Image: "golang:1", Command: []string{"go", "build"}}).Obj(),
 			run:     run().Obj(),
 			chained: true,
 		},
 		"chained-fallback-entrypoint-step": {
-			task: wrappers.Task("ns", "t").Steps(fetch, v1.Step{Name: "scan", Image: "aquasec/trivy:0"}).Obj(),
+			task:    wrappers.Task("ns", "t").Steps(fetch, v1.Step{Name: "scan", Image: "aquasec/trivy:0"}).Obj(),
 			run:     run().Obj(),
 			chained: true,
 		},
 		"chained-fallback-device": {
 			task: wrappers.Task("ns", "t").Steps(fetch, v1.Step{Name: "train", Image: "pytorch/pytorch:2", Script: "python train.py", ComputeResources: &corev1.ResourceRequirements{
-					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
-				}}).Obj(),
+				Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+			}}).Obj(),
 			run:     run().Obj(),
 			chained: true,
 		},

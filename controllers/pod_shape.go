@@ -1,0 +1,75 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runpod"
+)
+
+// This file gives a run's Pod the shape the manager asks for
+// (--pod-shape): runpod.Build chooses, and falls back to init containers
+// where the chained shape cannot keep its promises. One fact it needs is the
+// API server's: whether it keeps a Pod's spec.resources (the
+// PodLevelResources feature, beta and on since Kubernetes 1.34), which a
+// chained Pod needs when more than one step requests a resource. An API
+// server with the feature off drops the field without a word, and the
+// steps' requests would add up; so the first such Pod is created with
+// dryRun first, and what the API server returned says.
+
+// Pod shapes, the values of the manager's --pod-shape.
+const (
+	PodShapeInitContainers = "init-containers"
+	PodShapeChained        = "chained"
+)
+
+// podLevelResources remembers whether the API server keeps Pod-level
+// resources, once a dry run has told.
+type podLevelResources struct {
+	mu          sync.Mutex
+	known, kept bool
+}
+
+// buildPod builds the Pod of run from task and in, chained if the manager
+// asks for it and the API server can keep what the chained Pod needs.
+func (r *TaskRunReconciler) buildPod(ctx context.Context, run *v1.TaskRun, task *v1.Task, in runpod.Inputs) (*corev1.Pod, error) {
+	in.Chained = r.PodShape == PodShapeChained
+	if in.Chained && runpod.NeedsPodLevelResources(task) {
+		in.PodLevelResources = r.keepsPodLevelResources(ctx, func() (*corev1.Pod, error) {
+			probe := in
+			probe.PodLevelResources = true
+			return runpod.Build(run, task, probe)
+		})
+	}
+	return runpod.Build(run, task, in)
+}
+
+// keepsPodLevelResources reports whether the API server keeps a Pod's
+// spec.resources, creating the Pod that build makes with dryRun the first
+// time. A dry run that fails (a webhook with side effects refuses dry runs,
+// say) says nothing: that Pod gets init containers, and the next one asks
+// again.
+func (r *TaskRunReconciler) keepsPodLevelResources(ctx context.Context, build func() (*corev1.Pod, error)) bool {
+	p := &r.podLevel
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.known {
+		return p.kept
+	}
+	pod, err := build()
+	if err != nil {
+		return false
+	}
+	if err := r.Client.Create(ctx, pod, client.DryRunAll); err != nil {
+		log.FromContext(ctx).Info("could not tell whether the API server keeps Pod-level resources: this Pod gets init containers", "error", err.Error())
+		return false
+	}
+	p.known, p.kept = true, pod.Spec.Resources != nil
+	log.FromContext(ctx).Info("asked the API server whether it keeps Pod-level resources", "kept", p.kept)
+	return p.kept
+}
