@@ -34,3 +34,12 @@ func WithEtcdMaxRequestBytes(n int) Option {
 		e.ControlPlane.Etcd.Configure().Set("max-request-bytes", strconv.Itoa(n))
 	}
 }
+
+// WithAPIServerFeatureGates sets the API server's --feature-gates, gates
+// as the flag takes them ("PodLevelResources=false", say): a cluster whose
+// API server lacks a feature on by default.
+func WithAPIServerFeatureGates(gates string) Option {
+	return func(e *envtest.Environment) {
+		e.ControlPlane.GetAPIServer().Configure().Set("feature-gates", gates)
+	}
+}

@@ -7,10 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // PodStatusWrapper builds the status that the kubelet reports for a Pod whose
-// init containers and container run one after another.
+// init containers and container run one after another, or for a chained Pod
+// (runstate.Chained), whose containers all run from the start, each waiting
+// for its turn, and whose steps after a failed one end skipped.
 type PodStatusWrapper struct {
 	pod    *corev1.Pod
 	at     metav1.Time
@@ -116,6 +120,13 @@ func (w *PodStatusWrapper) Ended(i int, code int32, message string) *PodStatusWr
 	return w
 }
 
+// Phase sets the Pod's phase: Running, say, for a chained Pod whose step
+// failed while the containers after it still run.
+func (w *PodStatusWrapper) Phase(phase corev1.PodPhase) *PodStatusWrapper {
+	w.status.Phase = phase
+	return w
+}
+
 // Obj returns the status.
 func (w *PodStatusWrapper) Obj() corev1.PodStatus { return w.status }
 
@@ -124,6 +135,7 @@ func (w *PodStatusWrapper) Obj() corev1.PodStatus { return w.status }
 func (w *PodStatusWrapper) steps(phase corev1.PodPhase, current int, state corev1.ContainerState) *PodStatusWrapper {
 	start := w.at
 	w.status = corev1.PodStatus{Phase: phase, StartTime: &start}
+	chained := runstate.Chained(w.pod)
 	i := 0
 	status := func(c corev1.Container) corev1.ContainerStatus {
 		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
@@ -132,8 +144,15 @@ func (w *PodStatusWrapper) steps(phase corev1.PodPhase, current int, state corev
 			cs.State = w.terminated(0, "Completed")
 		case i == current:
 			cs.State = state
-		default:
+		case !chained:
 			cs.State = waiting("PodInitializing")
+		case phase == corev1.PodFailed || phase == corev1.PodSucceeded:
+			cs.State = w.terminated(0, "Completed")
+			cs.State.Terminated.Message = runstate.SkippedMessage
+		case state.Waiting != nil && state.Waiting.Reason == "ContainerCreating":
+			cs.State = waiting("ContainerCreating")
+		default:
+			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: w.at}}
 		}
 		i++
 		return cs
