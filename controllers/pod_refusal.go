@@ -84,3 +84,11 @@ func classifyForbidden(msg string) refusal {
 		return refusal{permanent: true}
 	}
 }
+
+// refusedByContainerLimitRange reports whether err is the LimitRange
+// admission plugin's refusal of a container's requests or limits: "minimum
+// cpu usage per Container is 100m, but request is 0", "cpu max limit to
+// request ratio per Container is 4, but provided ratio is +Inf".
+func refusedByContainerLimitRange(err error) bool {
+	return err != nil && apierrors.IsForbidden(err) && strings.Contains(err.Error(), "per Container")
+}

@@ -39,37 +39,46 @@ type podLevelResources struct {
 // asks for it and the API server can keep what the chained Pod needs.
 func (r *TaskRunReconciler) buildPod(ctx context.Context, run *v1.TaskRun, task *v1.Task, in runpod.Inputs) (*corev1.Pod, error) {
 	in.Chained = r.PodShape == PodShapeChained
-	if in.Chained && runpod.NeedsPodLevelResources(task) {
-		in.PodLevelResources = r.keepsPodLevelResources(ctx, func() (*corev1.Pod, error) {
+	if in.Chained && in.NotChained == "" && runpod.NeedsPodLevelResources(task) {
+		var unknown string
+		in.PodLevelResources, unknown = r.keepsPodLevelResources(ctx, func() (*corev1.Pod, error) {
 			probe := in
 			probe.PodLevelResources = true
 			return runpod.Build(run, task, probe)
 		})
+		in.NotChained = unknown
 	}
 	return runpod.Build(run, task, in)
 }
 
 // keepsPodLevelResources reports whether the API server keeps a Pod's
 // spec.resources, creating the Pod that build makes with dryRun the first
-// time. A dry run that fails (a webhook with side effects refuses dry runs,
-// say) says nothing: that Pod gets init containers, and the next one asks
-// again.
-func (r *TaskRunReconciler) keepsPodLevelResources(ctx context.Context, build func() (*corev1.Pod, error)) bool {
+// time. A dry run refused by the namespace's LimitRange says nothing, and
+// the Pod is built chained: its creation meets the same refusal, and
+// createPod builds it again with init containers, saying why. Any other
+// failed dry run (a webhook with side effects refuses dry runs, say) is
+// unknown, non-empty, saying so: that Pod gets init containers, and the next
+// one asks again.
+func (r *TaskRunReconciler) keepsPodLevelResources(ctx context.Context, build func() (*corev1.Pod, error)) (kept bool, unknown string) {
 	p := &r.podLevel
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.known {
-		return p.kept
+		return p.kept, ""
 	}
 	pod, err := build()
 	if err != nil {
-		return false
+		return false, "could not build the chained Pod: " + err.Error()
 	}
-	if err := r.Client.Create(ctx, pod, client.DryRunAll); err != nil {
+	err = r.Client.Create(ctx, pod, client.DryRunAll)
+	switch {
+	case refusedByContainerLimitRange(err):
+		return true, ""
+	case err != nil:
 		log.FromContext(ctx).Info("could not tell whether the API server keeps Pod-level resources: this Pod gets init containers", "error", err.Error())
-		return false
+		return false, "could not tell whether the API server keeps Pod-level resources, which this Task's chained Pod needs: a dry run of it failed: " + err.Error()
 	}
 	p.known, p.kept = true, pod.Spec.Resources != nil
 	log.FromContext(ctx).Info("asked the API server whether it keeps Pod-level resources", "kept", p.kept)
-	return p.kept
+	return p.kept, ""
 }

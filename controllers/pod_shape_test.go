@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -121,3 +122,28 @@ func formatSeconds(s *int64) string {
 // server of Kubernetes 1.37, with the features that need it on.
 const podLevelResourcesOff = "PodLevelResources=false,PodLevelResourcesFixDefaulting=false," +
 	"PodLevelResourcesFixKubeletQOSClass=false,InPlacePodLevelResourcesVerticalScaling=false,PodLevelResourceManagers=false"
+
+// TestChainedRunUnderLimitRange runs the same Task in a namespace whose
+// LimitRange asks every container for at least 10m of cpu: the chained
+// Pod's containers, which request nothing of what the Pod requests once, are
+// refused, and the Pod is made again with init containers, saying why.
+func TestChainedRunUnderLimitRange(t *testing.T) {
+	h := newHarness(t)
+	h.Create(t, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "containers"}, Spec: corev1.LimitRangeSpec{
+		Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer,
+			Min:            corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")},
+			DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}}}}})
+	h.Create(t, requestingSteps("limited"), wrappers.TaskRun("", "limited", "limited").Obj())
+	h.startControllerWith(t, chainedShape)
+
+	pod := h.WaitForPod(t, "limited-pod")
+	if shape := pod.Annotations[runstate.AnnotationPodShape]; shape != runstate.PodShapeInitContainers || len(pod.Spec.InitContainers) != 2 {
+		t.Fatalf("Pod has shape %q and %d init containers, want init containers, 2", shape, len(pod.Spec.InitContainers))
+	}
+	reason := pod.Annotations[runstate.AnnotationPodShapeReason]
+	if !strings.Contains(reason, "LimitRange refuses the zero requests") || !strings.Contains(reason, "minimum cpu usage per Container is 10m") {
+		t.Errorf("Pod's shape reason is %q, want the LimitRange's refusal", reason)
+	}
+	h.Kubelet(t, "limited-pod", func(w *wrappers.PodStatusWrapper) { w.Succeeded() })
+	h.waitForCondition(t, "limited", condition{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"})
+}

@@ -54,13 +54,14 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		r.retryByDeadline(s.run, deadline)
 		return fmt.Errorf("creating the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
 	}
-	pod, err := r.buildPod(ctx, s.run, task, runpod.Inputs{
+	in := runpod.Inputs{
 		Name:                      s.podName,
 		Params:                    values,
 		ActiveDeadlineSeconds:     deadline.ActiveDeadlineSeconds(s.now),
 		Restricted:                level.restricted,
 		NodeLostTolerationSeconds: nodefault.TolerationSeconds(r.NodeLostTimeout),
-	})
+	}
+	pod, err := r.buildPod(ctx, s.run, task, in)
 	var tooLarge *runpod.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -76,6 +77,20 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return fmt.Errorf("owning Pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	err = r.Client.Create(ctx, pod)
+	if pod.Spec.Resources != nil && refusedByContainerLimitRange(err) {
+		// A chained Pod's containers request nothing of what the Pod
+		// requests once; a LimitRange with a minimum, or a largest ratio of
+		// limit to request, per container refuses that. Init containers
+		// keep the steps' own requests.
+		in.NotChained = "the namespace's LimitRange refuses the zero requests of a chained Pod's containers: " + err.Error()
+		if pod, err = r.buildPod(ctx, s.run, task, in); err != nil {
+			return fmt.Errorf("building the Pod of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
+		}
+		if err := controllerutil.SetControllerReference(s.run, pod, r.Scheme); err != nil {
+			return fmt.Errorf("owning Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		err = r.Client.Create(ctx, pod)
+	}
 	switch {
 	case err == nil:
 		log.FromContext(ctx).Info("created Pod", "pod", pod.Name, "task", task.Name, "steps", len(task.Spec.Steps))

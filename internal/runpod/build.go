@@ -69,6 +69,11 @@ type Inputs struct {
 	// needs when more than one step requests a resource
 	// (NeedsPodLevelResources).
 	PodLevelResources bool
+	// NotChained, when set, is why this Pod may not be chained although
+	// Chained asks for it: the namespace's LimitRange refused the chained
+	// Pod's containers' zero requests, say. The Pod has init containers,
+	// and says why.
+	NotChained string
 }
 
 // Build returns the Pod that runs task's steps for run, in order. As init
@@ -89,7 +94,10 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 	protocol := stepscript.ProtocolFor(task)
 	shape := podShape{}
 	if in.Chained && len(task.Spec.Steps) > 1 {
-		shape.reason = fallbackReason(task, in.PodLevelResources)
+		shape.reason = in.NotChained
+		if shape.reason == "" {
+			shape.reason = fallbackReason(task, in.PodLevelResources)
+		}
 		shape.chained = shape.reason == ""
 	}
 	containers := make([]corev1.Container, len(task.Spec.Steps))
