@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,7 @@ Timeout:           10m0s
 Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
 TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:               greet-failed-pod
+Pod shape:         --- (the Pod no longer exists)
 
 Params:
   NAME       TYPE     VALUE   FROM
@@ -80,10 +82,12 @@ func TestDescribe(t *testing.T) {
   Warning   Failed    59m        TaskRun/greet-failed   step "say" exited with code 3
 `},
 		},
-		"a failed run, for someone who may not list Events": {
+		"a failed run, for someone who may not list Events or read Pods": {
 			run: "greet-failed",
 			as:  "viewer",
-			want: result{Stdout: failedRunButEvents + `  (cannot be listed: events is forbidden: User "viewer" cannot list resource "events" in API group "" in the namespace "NS")
+			want: result{Stdout: strings.Replace(failedRunButEvents, "--- (the Pod no longer exists)",
+				`--- (the Pod cannot be read: pods "greet-failed-pod" is forbidden: User "viewer" cannot get resource "pods" in API group "" in the namespace "NS")`, 1) +
+				`  (cannot be listed: events is forbidden: User "viewer" cannot list resource "events" in API group "" in the namespace "NS")
 `},
 		},
 		"a running run": {
@@ -101,6 +105,7 @@ Timeout:           the controller's default (its --default-timeout, 1h unless se
 Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
 TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:               greet-running-pod
+Pod shape:         --- (the Pod no longer exists)
 
 Params:
   NAME       TYPE     VALUE   FROM
