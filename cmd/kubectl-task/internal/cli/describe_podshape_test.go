@@ -9,13 +9,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/internal/runpod"
-	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/testing/fixtures"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // TestDescribePodShape checks that describe says which shape a run's Pod
-// got, and why, from Pods as the controller builds them (runpod.Build).
+// got, and why, from Pods as the controller builds them (fixtures.RunPod).
 func TestDescribePodShape(t *testing.T) {
 	h := newHarness(t)
 	// viewer may read runs and Tasks, and nothing else: no Pods.
@@ -37,15 +36,7 @@ func TestDescribePodShape(t *testing.T) {
 		if podGone {
 			return
 		}
-		values, problems := runstate.ParamValues(task, run)
-		if problems.Any() {
-			t.Fatalf("params of %s: %v", name, problems)
-		}
-		pod, err := runpod.Build(run, task, runpod.Inputs{Name: name + "-pod", Params: values, Chained: chained})
-		if err != nil {
-			t.Fatalf("building the Pod of %s: %v", name, err)
-		}
-		h.Create(t, pod)
+		h.Create(t, fixtures.RunPod(t, run, task, name+"-pod", chained))
 	}
 	started("chained", scripts, true, false)
 	started("fallback", command, true, false)
