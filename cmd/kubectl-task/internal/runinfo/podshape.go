@@ -19,9 +19,9 @@ import (
 
 // The shapes as describe and the dashboard say them.
 const (
-	ShapeChained        = "chained (every step a container that waits for the one before)"
-	ShapeInitContainers = "init containers"
-	ShapeOneContainer   = "one container (a run of one step)"
+	shapeChained        = "chained (every step a container that waits for the one before)"
+	shapeInitContainers = "init containers"
+	shapeOneContainer   = "one container (a run of one step)"
 )
 
 // PodShape says how pod's steps are laid out: chained, or init containers,
@@ -31,16 +31,16 @@ func PodShape(pod *corev1.Pod) string {
 	shape, reason := pod.Annotations[runstate.AnnotationPodShape], pod.Annotations[runstate.AnnotationPodShapeReason]
 	switch {
 	case runstate.Chained(pod):
-		return ShapeChained
+		return shapeChained
 	case shape != "" && shape != runstate.PodShapeInitContainers:
 		return fmt.Sprintf("%s (a shape this kubectl task does not know: a later release's)", shape)
 	case reason != "":
-		return fmt.Sprintf("%s (not chained: %s)", ShapeInitContainers, reason)
+		return fmt.Sprintf("%s (not chained: %s)", shapeInitContainers, reason)
 	case len(runstate.Steps(pod)) == 1:
 		// Either shape runs one step as the Pod's one container.
-		return ShapeOneContainer
+		return shapeOneContainer
 	}
-	return ShapeInitContainers
+	return shapeInitContainers
 }
 
 // RunPodShape reads the Pod of run's current attempt and says its shape

@@ -23,6 +23,9 @@ var (
 	// skipped is a chained step's container whose turn was "skip": it ran
 	// nothing.
 	skipped = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", Message: runstate.SkippedMessage}}
+	// let is a step's container whose script failed, which onError:
+	// continue let pass: the container exits 0, and hands over.
+	let = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", Message: `{"exitCode":3,"results":{}}`}}
 	// killed is a step's container stopped (the run's timeout, say).
 	killed = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}}
 )
@@ -67,6 +70,11 @@ func TestStreamReadsAChainedPodStepByStep(t *testing.T) {
 		},
 		"the second step failed: the third, skipped, never ran": {
 			pod:     chainedPod(corev1.PodRunning, ended, failed, skipped),
+			want:    "[prepare] log of step-prepare follow=false\n[say] log of step-say follow=false\n",
+			printed: 2,
+		},
+		"the first step failed, and onError: continue let the second run": {
+			pod:     chainedPod(corev1.PodRunning, let, started, started),
 			want:    "[prepare] log of step-prepare follow=false\n[say] log of step-say follow=false\n",
 			printed: 2,
 		},
