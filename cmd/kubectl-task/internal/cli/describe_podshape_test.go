@@ -93,11 +93,7 @@ Pod shape:         --- (the Pod cannot be read: pods "chained-pod" is forbidden:
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			args := []string{"describe", tc.run}
-			if tc.as != "" {
-				args = append(args, "--as", tc.as)
-			}
-			got := h.kubectlTask(t, args...)
+			got := h.describeAs(t, tc.run, tc.as)
 			if got.Code != 0 || got.Stderr != "" {
 				t.Fatalf("kubectl task describe %s: %+v", tc.run, got)
 			}

@@ -61,6 +61,17 @@ Results:
 Events:
 `
 
+// describeAs runs kubectl task describe run, as the user as impersonates
+// if set.
+func (h *harness) describeAs(t *testing.T, run, as string) result {
+	t.Helper()
+	args := []string{"describe", run}
+	if as != "" {
+		args = append(args, "--as", as)
+	}
+	return h.kubectlTask(t, args...)
+}
+
 func TestDescribe(t *testing.T) {
 	h := newHarness(t)
 	h.history(t)
@@ -240,11 +251,7 @@ Events:
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			args := []string{"describe", tc.run}
-			if tc.as != "" {
-				args = append(args, "--as", tc.as)
-			}
-			got := h.kubectlTask(t, args...)
+			got := h.describeAs(t, tc.run, tc.as)
 			got.Stdout = timestamp.ReplaceAllString(got.Stdout, "TIME")
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("kubectl task describe %s (-want +got):\n%s", tc.run, diff)
