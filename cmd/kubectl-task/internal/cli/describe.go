@@ -33,6 +33,9 @@ kubectl describe pod shows them) and resources; the timeout, retries and TTL;
 the conditions, each step with its state, exit code and duration, the
 results, the earlier attempts of a run that retries, and the run's recent
 Events and its Pod's (or, where they cannot be listed, a note saying why).
+"Pod shape" says how the Pod lays out its steps: chained (every step a
+container that waits for the one before), or init containers, with the
+reason when the chained shape was asked for and the steps could not have it.
 While a run is Pending, "Why Pending" says what holds it back: its Pod
 cannot be scheduled, an image cannot be pulled, and so on.
 
@@ -76,8 +79,19 @@ func (p *plugin) runDescribe(ctx context.Context, name string) error {
 	case err != nil:
 		eventsNote = fmt.Sprintf("cannot be listed: %s", clusterError(err, c.Host))
 	}
+	// The Pod's shape, too, is an extra, which Pods gone or hidden by RBAC
+	// do not keep from the rest.
+	shape, gone, err := runinfo.RunPodShape(ctx, c.Client, run)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case err != nil:
+		shape = fmt.Sprintf("%s (the Pod cannot be read: %s)", none, oneLine(clusterError(err, c.Host).Error()))
+	case gone:
+		shape = none + " (the Pod no longer exists)"
+	}
 	d := describer{w: newTabWriter(p.Streams.Out), now: p.Now()}
-	d.header(run)
+	d.header(run, shape)
 	d.params(run, task, taskNote)
 	d.workspaces(run, task, taskNote)
 	d.podSettings(run)
@@ -101,7 +115,9 @@ func (d *describer) line(format string, args ...any) {
 	fmt.Fprintf(d.w, format+"\n", args...)
 }
 
-func (d *describer) header(run *v1.TaskRun) {
+// header shows the run's facts; podShape is how its Pod's steps are laid
+// out, "" while it has no Pod.
+func (d *describer) header(run *v1.TaskRun, podShape string) {
 	d.line("Name:\t%s", run.Name)
 	d.line("Namespace:\t%s", run.Namespace)
 	for i, l := range labelLines(run.Labels) {
@@ -129,6 +145,9 @@ func (d *describer) header(run *v1.TaskRun) {
 	}
 	d.line("TTL:\t%s", d.ttlText(run))
 	d.line("Pod:\t%s", orNone(run.Status.PodName))
+	if podShape != "" {
+		d.line("Pod shape:\t%s", podShape)
+	}
 }
 
 // timestamp shows t in UTC, and how long ago it was.

@@ -48,6 +48,7 @@ Pending timeout:   not set (the controller's --image-pull-timeout and --pod-conf
 Retries:           2, on StepFailed and PodFailed (attempt 2 of 3)
 TTL:               1h after it finishes: deleted at TIME (in 50m)
 Pod:               digest-retried-pod-retry1
+Pod shape:         --- (the Pod no longer exists)
 
 Params:
   NAME       TYPE     VALUE   FROM
@@ -93,6 +94,7 @@ Pending timeout:   not set (the controller's --image-pull-timeout and --pod-conf
 Retries:           1, on PodFailed (the default) (attempt 1 of 2)
 TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:               digest-pending-pod
+Pod shape:         --- (the Pod no longer exists)
 
 Params:
   NAME       TYPE     VALUE   FROM

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,7 @@ Timeout:           10m0s
 Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
 TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:               greet-failed-pod
+Pod shape:         --- (the Pod no longer exists)
 
 Params:
   NAME       TYPE     VALUE   FROM
@@ -59,6 +61,17 @@ Results:
 Events:
 `
 
+// describeAs runs kubectl task describe run, as the user as impersonates
+// if set.
+func (h *harness) describeAs(t *testing.T, run, as string) result {
+	t.Helper()
+	args := []string{"describe", run}
+	if as != "" {
+		args = append(args, "--as", as)
+	}
+	return h.kubectlTask(t, args...)
+}
+
 func TestDescribe(t *testing.T) {
 	h := newHarness(t)
 	h.history(t)
@@ -80,10 +93,12 @@ func TestDescribe(t *testing.T) {
   Warning   Failed    59m        TaskRun/greet-failed   step "say" exited with code 3
 `},
 		},
-		"a failed run, for someone who may not list Events": {
+		"a failed run, for someone who may not list Events or read Pods": {
 			run: "greet-failed",
 			as:  "viewer",
-			want: result{Stdout: failedRunButEvents + `  (cannot be listed: events is forbidden: User "viewer" cannot list resource "events" in API group "" in the namespace "NS")
+			want: result{Stdout: strings.Replace(failedRunButEvents, "--- (the Pod no longer exists)",
+				`--- (the Pod cannot be read: pods "greet-failed-pod" is forbidden: User "viewer" cannot get resource "pods" in API group "" in the namespace "NS")`, 1) +
+				`  (cannot be listed: events is forbidden: User "viewer" cannot list resource "events" in API group "" in the namespace "NS")
 `},
 		},
 		"a running run": {
@@ -101,6 +116,7 @@ Timeout:           the controller's default (its --default-timeout, 1h unless se
 Pending timeout:   not set (the controller's --image-pull-timeout and --pod-config-timeout apply)
 TTL:               the controller's default (its --default-ttl-after-finished; kept unless set)
 Pod:               greet-running-pod
+Pod shape:         --- (the Pod no longer exists)
 
 Params:
   NAME       TYPE     VALUE   FROM
@@ -235,11 +251,7 @@ Events:
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			args := []string{"describe", tc.run}
-			if tc.as != "" {
-				args = append(args, "--as", tc.as)
-			}
-			got := h.kubectlTask(t, args...)
+			got := h.describeAs(t, tc.run, tc.as)
 			got.Stdout = timestamp.ReplaceAllString(got.Stdout, "TIME")
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("kubectl task describe %s (-want +got):\n%s", tc.run, diff)

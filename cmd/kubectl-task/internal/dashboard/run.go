@@ -25,7 +25,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	task, taskNote := s.taskOf(r.Context(), run)
 	events, eventsNote := s.events(r.Context(), run)
-	page := pages.NewRunPage(s.layout(r), run, task, taskNote, events, eventsNote, s.cfg.Now())
+	page := pages.NewRunPage(s.layout(r), run, task, taskNote, s.podShape(r.Context(), run), events, eventsNote, s.cfg.Now())
 	s.pageOrFail(w, http.StatusOK, pages.PageRun, page)
 }
 
@@ -110,17 +110,32 @@ func (s *Server) events(ctx context.Context, run *v1.TaskRun) ([]corev1.Event, s
 	return events, ""
 }
 
+// podShape says which shape run's Pod got, and why (runinfo.PodShape), or
+// why that is not known: someone who may read runs but not Pods still gets
+// the run. "" while the run has no Pod.
+func (s *Server) podShape(ctx context.Context, run *v1.TaskRun) string {
+	shape, gone, err := runinfo.RunPodShape(ctx, s.cfg.Client, run)
+	switch {
+	case gone:
+		return "not known: the Pod no longer exists"
+	case err != nil:
+		return "not known: the Pod cannot be read (" + apiMessage(err) + ")"
+	}
+	return shape
+}
+
 // runView renders the live parts of a run's page.
 type runView struct{ s *Server }
 
 func (v runView) Live(run *v1.TaskRun) (string, error) {
 	task, _ := v.s.taskOf(context.Background(), run)
-	return v.s.render.Fragment(pages.FragmentRunLive, pages.NewRunLive(run, task, v.s.cfg.Now()))
+	return v.s.render.Fragment(pages.FragmentRunLive, pages.NewRunLive(run, task, v.s.podShape(context.Background(), run), v.s.cfg.Now()))
 }
 
 func (v runView) Outcome(run *v1.TaskRun) (string, error) {
 	task, _ := v.s.taskOf(context.Background(), run)
-	return v.s.render.Fragment(pages.FragmentRunOutcome, pages.NewRunLive(run, task, v.s.cfg.Now()))
+	// The outcome shows no Pod facts: no need to read the Pod.
+	return v.s.render.Fragment(pages.FragmentRunOutcome, pages.NewRunLive(run, task, "", v.s.cfg.Now()))
 }
 
 func (v runView) Events(ctx context.Context, run *v1.TaskRun) (string, error) {

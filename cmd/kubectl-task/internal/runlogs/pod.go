@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -101,7 +102,8 @@ func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.Read
 		if err != nil {
 			return nil, err
 		}
-		if container, ok := containerOf(pod, step); ok && containerStarted(pod, container) {
+		container, ok := containerOf(pod, step)
+		if ok && stepStarted(pod, container) {
 			log, err := s.openLog(ctx, pod, container, follow)
 			if err == nil {
 				return log, nil
@@ -120,8 +122,11 @@ func (s *PodSource) Open(ctx context.Context, step string, follow bool) (io.Read
 				return nil, &GoneError{Step: step, Why: why}
 			}
 			// A step of an attempt that has failed never starts: the run
-			// goes on, if at all, in the next attempt's Pod.
-			if !follow || runstate.Finished(run) || podEnded(pod) || s.attemptOf(run) < len(run.Status.Attempts) {
+			// goes on, if at all, in the next attempt's Pod. Nor does a
+			// chained step whose container ended before its turn came:
+			// skipped after a step before it failed, or stopped waiting.
+			if !follow || runstate.Finished(run) || podEnded(pod) || s.attemptOf(run) < len(run.Status.Attempts) ||
+				ok && containerEnded(pod, container) {
 				return nil, ErrNotStarted
 			}
 		}
@@ -197,6 +202,28 @@ func containerOf(pod *corev1.Pod, step string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// stepStarted reports whether the step that pod's container runs has
+// started, so that its log is the step's own. A chained Pod's steps' containers
+// all run from the Pod's start, most of them waiting for their turn and
+// writing nothing: such a step has started only once its turn has come, as
+// the controller reads it (runpod.StepStates), and reading the log of one
+// whose turn has not come would show the step as run, with no line.
+func stepStarted(pod *corev1.Pod, container string) bool {
+	if !containerStarted(pod, container) {
+		return false
+	}
+	if !runstate.Chained(pod) {
+		return true
+	}
+	states := runpod.StepStates(pod)
+	for i, s := range runstate.Steps(pod) {
+		if s.Container == container {
+			return states[i].State != v1.StepWaiting
+		}
+	}
+	return false
 }
 
 // containerStarted reports whether the kubelet has started the container, so

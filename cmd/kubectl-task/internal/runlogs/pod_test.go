@@ -3,6 +3,7 @@ package runlogs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -71,6 +72,19 @@ func pod(phase corev1.PodPhase, states ...corev1.ContainerState) *corev1.Pod {
 		}
 	}
 	return p
+}
+
+// setPodStatus gives the Pod p names the status of p, as the kubelet would.
+func setPodStatus(ctx context.Context, c client.Client, p *corev1.Pod) error {
+	current := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(p), current); err != nil {
+		return fmt.Errorf("getting the Pod: %w", err)
+	}
+	current.Status = p.Status
+	if err := c.Status().Update(ctx, current); err != nil {
+		return fmt.Errorf("updating the Pod: %w", err)
+	}
+	return nil
 }
 
 // longStep is a step name too long for its container name.
@@ -200,6 +214,25 @@ func TestPodSourceOpen(t *testing.T) {
 			endsAfterOpen: pod(corev1.PodRunning, ended, ended),
 			want:          "log of step-say follow=true \n",
 		},
+		"a chained step whose container waits for its turn, not followed": {
+			objs:    []client.Object{run(metav1.ConditionUnknown), chainedPod(corev1.PodRunning, started, started, started)},
+			step:    "say",
+			wantErr: runlogs.ErrNotStarted,
+		},
+		"a chained step whose container waits for its turn, followed once its turn comes": {
+			objs:          []client.Object{run(metav1.ConditionUnknown), chainedPod(corev1.PodRunning, started, started, started)},
+			step:          "say",
+			follow:        true,
+			later:         chainedPod(corev1.PodRunning, ended, started, started),
+			endsAfterOpen: chainedPod(corev1.PodRunning, ended, ended, started),
+			want:          "log of step-say follow=true \n",
+		},
+		"a chained step skipped after a step before it failed, followed": {
+			objs:    []client.Object{run(metav1.ConditionUnknown), chainedPod(corev1.PodRunning, ended, failed, skipped)},
+			step:    "tidy",
+			follow:  true,
+			wantErr: runlogs.ErrNotStarted,
+		},
 		"a step the run ended without": {
 			objs:    []client.Object{run(metav1.ConditionFalse), pod(corev1.PodFailed, ended, waiting)},
 			step:    "say",
@@ -231,14 +264,8 @@ func TestPodSourceOpen(t *testing.T) {
 						t.Error("Open returned before the step started")
 					case <-time.After(100 * time.Millisecond):
 					}
-					current := &corev1.Pod{}
-					if err := c.Get(ctx, client.ObjectKeyFromObject(tc.later), current); err != nil {
-						t.Errorf("getting the Pod: %v", err)
-						return
-					}
-					current.Status = tc.later.Status
-					if err := c.Status().Update(ctx, current); err != nil {
-						t.Errorf("updating the Pod: %v", err)
+					if err := setPodStatus(ctx, c, tc.later); err != nil {
+						t.Error(err)
 					}
 				}()
 			}
@@ -252,13 +279,8 @@ func TestPodSourceOpen(t *testing.T) {
 			}
 			defer r.Close()
 			if tc.endsAfterOpen != nil {
-				current := &corev1.Pod{}
-				if err := c.Get(ctx, client.ObjectKeyFromObject(tc.endsAfterOpen), current); err != nil {
-					t.Fatalf("getting the Pod: %v", err)
-				}
-				current.Status = tc.endsAfterOpen.Status
-				if err := c.Status().Update(ctx, current); err != nil {
-					t.Fatalf("updating the Pod: %v", err)
+				if err := setPodStatus(ctx, c, tc.endsAfterOpen); err != nil {
+					t.Fatal(err)
 				}
 			}
 			got, err := io.ReadAll(r)
@@ -299,13 +321,7 @@ func TestPodSourceOpenWaitsForAnUnreachableKubelet(t *testing.T) {
 			cancel()
 			t.Fatalf("following: Open: %v", err)
 		}
-		ending := pod(corev1.PodRunning, ended, ended)
-		current := &corev1.Pod{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ending), current); err != nil {
-			t.Fatal(err)
-		}
-		current.Status = ending.Status
-		if err := c.Status().Update(ctx, current); err != nil {
+		if err := setPodStatus(ctx, c, pod(corev1.PodRunning, ended, ended)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := io.ReadAll(r)

@@ -61,12 +61,12 @@ func TestEveryValueIsEscaped(t *testing.T) {
 		rendered[name] = b.String()
 	}
 	page(PageRuns, NewRunsPage(l, filter, runindex.Page{Runs: []*v1.TaskRun{run}, Total: 1, Number: 1, Pages: 1}, 50, true, []string{payload}, []string{payload}, now))
-	page(PageRun, NewRunPage(l, run, task, payload, events, "", now))
+	page(PageRun, NewRunPage(l, run, task, payload, payload, events, "", now))
 	page(PageTask, NewTaskPage(l, task, []*v1.TaskRun{run}, 1, now))
 	page(PageTasks, NewTasksPage(l, []v1.Task{*task}, true))
 	page(PageYAML, NewYAMLPage(l, "ns", "greet-1", []VersionYAML{{APIVersion: "minitask.dev/v1alpha1", YAML: "message: " + payload}, {APIVersion: "v", Error: payload}}))
 	page(PageError, ErrorPage{Layout: l, Heading: payload, Message: payload, Hint: payload})
-	for name, data := range map[string]any{FragmentRunRow: NewRunRow(run, now), FragmentRunLive: NewRunLive(run, task, now), FragmentRunOutcome: NewRunLive(run, task, now), FragmentRunEvents: NewRunEvents(events, payload, now)} {
+	for name, data := range map[string]any{FragmentRunRow: NewRunRow(run, now), FragmentRunLive: NewRunLive(run, task, payload, now), FragmentRunOutcome: NewRunLive(run, task, payload, now), FragmentRunEvents: NewRunEvents(events, payload, now)} {
 		html, err := r.Fragment(name, data)
 		if err != nil {
 			t.Fatal(err)

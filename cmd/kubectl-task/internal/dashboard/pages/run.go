@@ -52,12 +52,16 @@ type RunLive struct {
 	Duration        string
 	Attempt         string
 	Pod             string
-	Timeout         string
-	PendingTimeout  string
-	Steps           []StepRow
-	Conditions      []ConditionRow
-	Results         []ResultRow
-	Attempts        []AttemptRow
+	// PodShape says how the Pod lays out its steps, and why
+	// (runinfo.PodShape), or why that is not known; empty while the run
+	// has no Pod.
+	PodShape       string
+	Timeout        string
+	PendingTimeout string
+	Steps          []StepRow
+	Conditions     []ConditionRow
+	Results        []ResultRow
+	Attempts       []AttemptRow
 }
 
 // StepRow is a step of the run's timeline.
@@ -109,24 +113,26 @@ type EventRow struct {
 }
 
 // NewRunPage is run in detail; task is its Task (nil if taskNote says why
-// it could not be read), events its Events (or eventsNote why not).
-func NewRunPage(l Layout, run *v1.TaskRun, task *v1.Task, taskNote string, events []corev1.Event, eventsNote string, now time.Time) RunPage {
+// it could not be read), podShape its Pod's shape (RunLive.PodShape),
+// events its Events (or eventsNote why not).
+func NewRunPage(l Layout, run *v1.TaskRun, task *v1.Task, taskNote, podShape string, events []corev1.Event, eventsNote string, now time.Time) RunPage {
 	p := RunPage{
 		Layout: l.For("TaskRun "+run.Name, "runs"), Namespace: run.Namespace, Name: run.Name, URL: RunPath(run.Namespace, run.Name),
 		Task: run.Spec.TaskRef.Name, TaskURL: TaskPath(run.Namespace, run.Spec.TaskRef.Name), TaskNote: taskNote,
-		Labels: NewRunRow(run, now).Labels, Live: NewRunLive(run, task, now), Events: NewRunEvents(events, eventsNote, now),
+		Labels: NewRunRow(run, now).Labels, Live: NewRunLive(run, task, podShape, now), Events: NewRunEvents(events, eventsNote, now),
 		Params: paramRows(run, task), Workspaces: workspaceRows(run, task), Pod: podSettings(run), Steps: stepNames(run, task),
 	}
 	p.LiveURL, p.LogURL, p.YAMLURL, p.ActionURL = p.URL+"/live", p.URL+"/log.txt", p.URL+"/yaml", p.URL
 	return p
 }
 
-// NewRunLive is the part of run's page that follows it.
-func NewRunLive(run *v1.TaskRun, task *v1.Task, now time.Time) RunLive {
+// NewRunLive is the part of run's page that follows it; podShape is its
+// Pod's shape (RunLive.PodShape).
+func NewRunLive(run *v1.TaskRun, task *v1.Task, podShape string, now time.Time) RunLive {
 	live := RunLive{
 		Status: runstate.Summary(run), Tone: runTone(run), CancelRequested: runstate.CancelRequested(run), Finished: runstate.Finished(run),
 		Started: timeOf(run.Status.StartTime, now), Completed: timeOf(run.Status.CompletionTime, now),
-		Duration: runDuration(run, now), Attempt: attemptText(run), Pod: orNone(run.Status.PodName), Timeout: timeoutText(run),
+		Duration: runDuration(run, now), Attempt: attemptText(run), Pod: orNone(run.Status.PodName), PodShape: podShape, Timeout: timeoutText(run),
 		PendingTimeout: pendingTimeoutText(run),
 	}
 	if c := runstate.Succeeded(run); c != nil && c.Message != "" {
