@@ -47,13 +47,15 @@ func running(startedAt int) corev1.ContainerState {
 	return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(startedAt)}}
 }
 
-func containerEnded(code int32, message string, startedAt, finishedAt int) corev1.ContainerState {
+// containerEnded is a container, started with the Pod, that ended at
+// finishedAt with code and message.
+func containerEnded(code int32, message string, finishedAt int) corev1.ContainerState {
 	reason := "Completed"
 	if code != 0 {
 		reason = "Error"
 	}
 	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: message,
-		StartedAt: at(startedAt), FinishedAt: at(finishedAt)}}
+		StartedAt: at(0), FinishedAt: at(finishedAt)}}
 }
 
 func waiting(reason string) corev1.ContainerState {
@@ -82,27 +84,27 @@ func TestChainedStepStates(t *testing.T) {
 		},
 		{
 			name: "the second step began when the first ended, not when its container started",
-			pod:  chainedPod(corev1.PodRunning, containerEnded(0, passed, 0, 5), running(0), running(0)),
+			pod:  chainedPod(corev1.PodRunning, containerEnded(0, passed, 5), running(0), running(0)),
 			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(5)},
 				{Name: "b", State: v1.StepRunning, StartedAt: tp(5)}, {Name: "c", State: v1.StepWaiting}},
 		},
 		{
 			name: "onError continue lets the next step run, with the script's own code",
-			pod:  chainedPod(corev1.PodRunning, containerEnded(0, passed, 0, 5), containerEnded(0, `{"exitCode":2,"results":{}}`, 0, 7), running(1)),
+			pod:  chainedPod(corev1.PodRunning, containerEnded(0, passed, 5), containerEnded(0, `{"exitCode":2,"results":{}}`, 7), running(1)),
 			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(5)},
 				{Name: "b", State: v1.StepTerminated, ExitCode: ptr.To[int32](2), Reason: v1.StepReasonContinued, StartedAt: tp(5), FinishedAt: tp(7)},
 				{Name: "c", State: v1.StepRunning, StartedAt: tp(7)}},
 		},
 		{
 			name: "a failed step: the steps after it were skipped and never started",
-			pod:  chainedPod(corev1.PodFailed, containerEnded(3, `{"exitCode":3,"results":{}}`, 0, 5), containerEnded(0, runstate.SkippedMessage, 0, 5), containerEnded(0, runstate.SkippedMessage, 0, 5)),
+			pod:  chainedPod(corev1.PodFailed, containerEnded(3, `{"exitCode":3,"results":{}}`, 5), containerEnded(0, runstate.SkippedMessage, 5), containerEnded(0, runstate.SkippedMessage, 5)),
 			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](3), Reason: "Error", StartedAt: tp(0), FinishedAt: tp(5)},
 				{Name: "b", State: v1.StepWaiting}, {Name: "c", State: v1.StepWaiting}},
 			outcome: failed(v1.ReasonStepFailed, `step "a" exited with code 3`),
 		},
 		{
 			name: "a failed step while the others still wait: the run has failed",
-			pod:  chainedPod(corev1.PodRunning, containerEnded(137, "", 0, 5), running(0), running(0)),
+			pod:  chainedPod(corev1.PodRunning, containerEnded(137, "", 5), running(0), running(0)),
 			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](137), Reason: "Error", StartedAt: tp(0), FinishedAt: tp(5)},
 				{Name: "b", State: v1.StepWaiting}, {Name: "c", State: v1.StepWaiting}},
 			outcome:   failed(v1.ReasonStepFailed, `step "a" exited with code 137`),
@@ -110,7 +112,7 @@ func TestChainedStepStates(t *testing.T) {
 		},
 		{
 			name: "stopped while waiting: the Pod's deadline killed the waiting steps",
-			pod:  chainedPod(corev1.PodFailed, containerEnded(143, `{"exitCode":143,"results":{}}`, 0, 5), containerEnded(143, "", 0, 5), containerEnded(143, "", 0, 5)),
+			pod:  chainedPod(corev1.PodFailed, containerEnded(143, `{"exitCode":143,"results":{}}`, 5), containerEnded(143, "", 5), containerEnded(143, "", 5)),
 			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](143), Reason: "Error", StartedAt: tp(0), FinishedAt: tp(5)},
 				{Name: "b", State: v1.StepWaiting}, {Name: "c", State: v1.StepWaiting}},
 			outcome: failed(v1.ReasonStepFailed, `step "a" exited with code 143`),
@@ -139,7 +141,7 @@ func TestChainedStepStates(t *testing.T) {
 		},
 		{
 			name: "every step passed",
-			pod:  chainedPod(corev1.PodSucceeded, containerEnded(0, passed, 0, 1), containerEnded(0, passed, 0, 2), containerEnded(0, passed, 0, 3)),
+			pod:  chainedPod(corev1.PodSucceeded, containerEnded(0, passed, 1), containerEnded(0, passed, 2), containerEnded(0, passed, 3)),
 			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(1)},
 				{Name: "b", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(1), FinishedAt: tp(2)},
 				{Name: "c", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(2), FinishedAt: tp(3)}},
