@@ -123,7 +123,7 @@ func parseFlags() (options, zap.Options) {
 			"the run ends PodFailed, naming the node, or with retries waits for the node to be deleted or tainted "+
 			"node.kubernetes.io/out-of-service before its next attempt. Also the Pods' tolerationSeconds for the not-ready and "+
 			"unreachable taints. 0 loses a Pod only with a node deleted or tainted out of service, and leaves the cluster's default tolerations.")
-	flag.StringVar(&o.podShape, "pod-shape", controllers.PodShapeInitContainers,
+	flag.StringVar(&o.podShape, "pod-shape", runstate.PodShapeInitContainers,
 		"The shape of the Pods of TaskRuns: init-containers (every step but the last an init container: the kubelet starts each "+
 			"at its next relist, a second a step on its defaults) or chained (every step a container that waits for the one before, "+
 			"and hands over in milliseconds; a Task it cannot run as promised gets init containers, and its Pod says why). "+
@@ -147,8 +147,8 @@ func main() {
 
 func run(o options) error {
 	log := ctrl.Log.WithName("setup")
-	if o.podShape != controllers.PodShapeInitContainers && o.podShape != controllers.PodShapeChained {
-		return fmt.Errorf("--pod-shape=%q: want %s or %s", o.podShape, controllers.PodShapeInitContainers, controllers.PodShapeChained)
+	if o.podShape != runstate.PodShapeInitContainers && o.podShape != runstate.PodShapeChained {
+		return fmt.Errorf("--pod-shape=%q: want %s or %s", o.podShape, runstate.PodShapeInitContainers, runstate.PodShapeChained)
 	}
 	tlsOpts := certs.ServingTLSOptions(o.enableHTTP2)
 

@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runpod"
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file gives a run's Pod the shape the manager asks for
@@ -22,12 +23,6 @@ import (
 // steps' requests would add up; so the first such Pod is created with
 // dryRun first, and what the API server returned says.
 
-// Pod shapes, the values of the manager's --pod-shape.
-const (
-	PodShapeInitContainers = "init-containers"
-	PodShapeChained        = "chained"
-)
-
 // podLevelResources remembers whether the API server keeps Pod-level
 // resources, once a dry run has told.
 type podLevelResources struct {
@@ -38,7 +33,7 @@ type podLevelResources struct {
 // buildPod builds the Pod of run from task and in, chained if the manager
 // asks for it and the API server can keep what the chained Pod needs.
 func (r *TaskRunReconciler) buildPod(ctx context.Context, run *v1.TaskRun, task *v1.Task, in runpod.Inputs) (*corev1.Pod, error) {
-	in.Chained = r.PodShape == PodShapeChained
+	in.Chained = r.PodShape == runstate.PodShapeChained
 	if in.Chained && in.NotChained == "" && runpod.NeedsPodLevelResources(task) {
 		var unknown string
 		in.PodLevelResources, unknown = r.keepsPodLevelResources(ctx, func() (*corev1.Pod, error) {

@@ -19,7 +19,7 @@ import (
 )
 
 // chainedShape configures the controller as --pod-shape=chained does.
-func chainedShape(r *controllers.TaskRunReconciler) { r.PodShape = controllers.PodShapeChained }
+func chainedShape(r *controllers.TaskRunReconciler) { r.PodShape = runstate.PodShapeChained }
 
 // requestingSteps is a Task of three script steps, two of which request
 // cpu and memory: as regular containers, their requests would add up.

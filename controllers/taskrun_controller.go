@@ -72,7 +72,8 @@ type TaskRunReconciler struct {
 	// loses a Pod, and leaves the cluster's default tolerations.
 	NodeLostTimeout time.Duration
 	// PodShape is the shape of the Pods it builds (pod_shape.go):
-	// PodShapeInitContainers, the default, or PodShapeChained.
+	// runstate.PodShapeInitContainers, the default, or
+	// runstate.PodShapeChained.
 	PodShape string
 
 	// now is the clock, time.Now when nil; tests of the stages set it.

@@ -140,6 +140,21 @@ func TestChainedStepStates(t *testing.T) {
 			whileRuns: true,
 		},
 		{
+			name: "every step passed, the Pod's phase not yet updated: the run has succeeded",
+			pod:  chainedPod(corev1.PodRunning, containerEnded(0, passed, 1), containerEnded(0, passed, 2), containerEnded(0, passed, 3)),
+			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(1)},
+				{Name: "b", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(1), FinishedAt: tp(2)},
+				{Name: "c", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(2), FinishedAt: tp(3)}},
+			outcome: succeeded(),
+		},
+		{
+			name: "a failed step and the skipped ones ended, the Pod's phase not yet updated: the kubelet ends the Pod itself",
+			pod:  chainedPod(corev1.PodRunning, containerEnded(3, `{"exitCode":3,"results":{}}`, 5), containerEnded(0, runstate.SkippedMessage, 5), containerEnded(0, runstate.SkippedMessage, 5)),
+			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](3), Reason: "Error", StartedAt: tp(0), FinishedAt: tp(5)},
+				{Name: "b", State: v1.StepWaiting}, {Name: "c", State: v1.StepWaiting}},
+			outcome: failed(v1.ReasonStepFailed, `step "a" exited with code 3`),
+		},
+		{
 			name: "every step passed",
 			pod:  chainedPod(corev1.PodSucceeded, containerEnded(0, passed, 1), containerEnded(0, passed, 2), containerEnded(0, passed, 3)),
 			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(1)},

@@ -54,8 +54,17 @@ func Deleted(podName string) *Condition {
 // the Pod may still run a step. steps are StepStates(pod)'s. A Pod stopped at
 // its activeDeadlineSeconds comes out as PodFailed; the caller knows whether
 // that deadline was the run's timeout or cancellation (StoppedEarly).
+//
+// A Pod whose every step's container has ended with code 0 has succeeded,
+// whatever its phase says yet: the kubelet reports the containers' ends at
+// one relist and the Pod's phase only at the next, a second later on its
+// defaults, and no container of a Pod that never restarts them runs again.
 func Outcome(pod *corev1.Pod, steps []v1.StepState) *Condition {
-	switch pod.Status.Phase {
+	phase := pod.Status.Phase
+	if phase != corev1.PodFailed && pod.DeletionTimestamp == nil && everyContainerPassed(pod) {
+		phase = corev1.PodSucceeded
+	}
+	switch phase {
 	case corev1.PodSucceeded:
 		if tooLarge := firstResultsTooLarge(pod); tooLarge != nil {
 			return tooLarge.outcome()
@@ -79,6 +88,21 @@ func Outcome(pod *corev1.Pod, steps []v1.StepState) *Condition {
 		return c
 	}
 	return nil
+}
+
+// everyContainerPassed reports whether every step's container of pod has
+// ended with code 0.
+func everyContainerPassed(pod *corev1.Pod) bool {
+	if !everyContainerEnded(pod) {
+		return false
+	}
+	statuses := containerStatuses(pod)
+	for _, step := range runstate.Steps(pod) {
+		if statuses[step.Container].State.Terminated.ExitCode != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // chainFailure returns the failure of the first step of a chained Pod that

@@ -20,9 +20,12 @@ func TestOutcome(t *testing.T) {
 		pod  *corev1.Pod
 		want *Condition
 	}{
-		"pending":                {withStatus(pod, status().Obj()), nil},
-		"running":                {withStatus(pod, status().Running(2).Obj()), nil},
-		"succeeded":              {withStatus(pod, status().Succeeded().Obj()), succeeded()},
+		"pending":   {withStatus(pod, status().Obj()), nil},
+		"running":   {withStatus(pod, status().Running(2).Obj()), nil},
+		"succeeded": {withStatus(pod, status().Succeeded().Obj()), succeeded()},
+		// The kubelet reports the last container's end a relist before
+		// the Pod's phase.
+		"every container ended 0, the phase not yet": {withStatus(pod, status().Succeeded().Phase(corev1.PodRunning).Obj()), succeeded()},
 		"init failed":            {withStatus(pod, status().StepFailed(1, 3).Obj()), &Condition{metav1.ConditionFalse, v1.ReasonStepFailed, `step "b" exited with code 3`}},
 		"last failed":            {withStatus(pod, status().StepFailed(2, 127).Obj()), &Condition{metav1.ConditionFalse, v1.ReasonStepFailed, `step "c" exited with code 127`}},
 		"evicted":                {withStatus(pod, status().Evicted(0, "The node was low on resource: memory.").Obj()), &Condition{metav1.ConditionFalse, v1.ReasonPodFailed, `Pod "run-pod" was evicted: The node was low on resource: memory.`}},

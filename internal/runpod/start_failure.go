@@ -150,5 +150,18 @@ func StepCannotStart(pod *corev1.Pod) bool {
 // step that failed, after which the kubelet still runs the other containers
 // (chainFailure). The controller stops such a Pod once its run has ended.
 func FailedWhileRunning(pod *corev1.Pod) bool {
-	return StepCannotStart(pod) || chainFailure(pod, StepStates(pod)) != nil
+	return StepCannotStart(pod) || (chainFailure(pod, StepStates(pod)) != nil && !everyContainerEnded(pod))
+}
+
+// everyContainerEnded reports whether every step's container of pod has
+// ended: a chained Pod whose later steps were skipped, which the kubelet
+// ends by itself at its next relist.
+func everyContainerEnded(pod *corev1.Pod) bool {
+	statuses := containerStatuses(pod)
+	for _, step := range runstate.Steps(pod) {
+		if cs := statuses[step.Container]; cs == nil || cs.State.Terminated == nil {
+			return false
+		}
+	}
+	return true
 }
