@@ -154,7 +154,7 @@ endif
 BENCH_SUITES ?=
 
 .PHONY: bench
-bench: ## Run every benchmark on this machine (idle, please: ~43 min on 2 cores) and write docs/benchmarks.md.
+bench: ## Run every benchmark on this machine (idle, please: ~60 min on 2 cores, 35 of them the node suite) and write docs/benchmarks.md.
 	hack/bench.sh $(BENCH_SUITES)
 
 .PHONY: bench-check

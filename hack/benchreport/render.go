@@ -154,7 +154,7 @@ func writeGoals(w io.Writer, results []result) {
 
 func describeKeys(r result) string {
 	var parts []string
-	for _, k := range []string{"kind", "to", "objects"} {
+	for _, k := range []string{"kind", "to", "objects", "step", "steps"} {
 		if v, ok := r.keys[k]; ok {
 			parts = append(parts, k+"="+v)
 		}

@@ -45,6 +45,12 @@ func toV1beta1(label, kind, objects, unit string, format func(float64) string) f
 		keys: map[string]string{"kind": kind, "to": "v1beta1", "objects": objects}}
 }
 
+// nodeRun are the keys of one result of BenchmarkNodeStepCost: the node, the
+// way the steps ran, their kind and their count.
+func nodeRun(pleg, run, step, steps string) map[string]string {
+	return map[string]string{"pleg": pleg, "run": run, "step": step, "steps": steps}
+}
+
 // requestKinds are the API requests BenchmarkReconcileBurst counts per run,
 // as "<kind>/run" for the controller's burst and "floor-<kind>/run" for the
 // floor's, in the order the requests-per-run table shows them.
@@ -135,11 +141,14 @@ var summaries = []summary{
 		fig("the write alone, p99", "Dashboard", "write-p99-ms", ms),
 	}},
 	{id: "node", title: "9. What a step costs, on a real node", figures: []figure{
-		fig("TaskRun, kubelet defaults", "NodeStepCost", "ms/step", ms).where(map[string]string{"pleg": "generic", "run": "taskrun"}),
-		fig("EventedPLEG", "NodeStepCost", "ms/step", ms).where(map[string]string{"pleg": "evented", "run": "taskrun"}),
-		fig("chained, defaults", "NodeStepCost", "ms/step", ms).where(map[string]string{"pleg": "generic", "run": "chained"}),
-		fig("EventedPLEG", "NodeStepCost", "ms/step", ms).where(map[string]string{"pleg": "evented", "run": "chained"}),
-		fig("one container, defaults", "NodeStepCost", "ms/step", ms).where(map[string]string{"pleg": "generic", "run": "one-container"}),
+		fig("TaskRun, 10 × `true`", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "taskrun-chained", "true", "10")),
+		fig("over the floor", "NodeStepCost", "over-floor-ms", ms).where(nodeRun("generic", "taskrun-chained", "true", "10")),
+		fig("10 × `sleep 0.3`", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "taskrun-chained", "sleep-0.3", "10")),
+		fig("over the floor", "NodeStepCost", "over-floor-ms", ms).where(nodeRun("generic", "taskrun-chained", "sleep-0.3", "10")),
+		fig("1 step over the floor", "NodeStepCost", "over-floor-ms", ms).where(nodeRun("generic", "taskrun-chained", "true", "1")),
+		fig("Tekton's shape, 10 × `true`", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "tekton", "true", "10")),
+		fig("init containers, bare", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "init-containers", "true", "10")),
+		fig("a step, EventedPLEG", "NodeStepCost", "ms/step", ms).where(nodeRun("evented", "taskrun-chained", "true", "10")),
 	}},
 }
 

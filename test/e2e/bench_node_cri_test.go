@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ type stepSpan struct {
 }
 
 // span returns the stepSpan of the containers of the Pod with the given
-// UID, which must all have ended, but chained-copied's copyContainer.
+// UID, which must all have ended, but those that run no step (notSteps).
 func (sc *stepClock) span(ctx context.Context, pod types.UID) (stepSpan, error) {
 	list, err := sc.runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 		LabelSelector: map[string]string{"io.kubernetes.pod.uid": string(pod)}}})
@@ -53,7 +54,7 @@ func (sc *stepClock) span(ctx context.Context, pod types.UID) (stepSpan, error) 
 	}
 	var s stepSpan
 	for _, c := range list.Containers {
-		if c.GetMetadata().GetName() == copyContainer {
+		if slices.Contains(notSteps, c.GetMetadata().GetName()) {
 			continue
 		}
 		resp, err := sc.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.Id})

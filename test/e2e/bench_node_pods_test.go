@@ -12,66 +12,85 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // The runs BenchmarkNodeStepCost times: the same steps (a Task of N script
-// steps, each `true`) as a TaskRun, and as bare Pods of the shapes a step
-// could take. The bare Pods carry no minitask label, so the controller
-// leaves them alone.
+// steps of one kind) as a TaskRun, in each Pod shape the manager builds, and
+// as bare Pods: the floor, the controller's init-container Pod, and Tekton's
+// shape. The bare Pods carry no minitask label, so the controller leaves
+// them alone.
 
 // stepImage is the steps' image: on the real node, a busybox-static
 // stand-in for alpine:3 (node_cluster_test.go names the node's images).
 const stepImage = alpineImage
 
-// stepCostRun is one way to run a Task's steps, named by the benchmark's
-// run= key.
-type stepCostRun struct {
-	name string
-	// object is what is created for one run of task, named name.
-	object func(name string, task *v1.Task) client.Object
+// stepKind is what every step of a timed Task runs.
+type stepKind struct {
+	// name is the benchmark key's value (step=NAME) and, with its dots
+	// dashes, part of the Task's and the runs' names.
+	name   string
+	script string
 }
 
-var stepCostRuns = []stepCostRun{
-	// (a) minitask: the controller makes the Pod below and reports the run.
-	{"taskrun", func(name string, task *v1.Task) client.Object {
-		return wrappers.TaskRun(ns, name, task.Name).Obj()
-	}},
-	// (b) the Pod the controller makes, without the controller.
-	{"init-containers", initContainersPod},
-	// (c) every step's command, one after another, in one container.
-	{"one-container", oneContainerPod},
-	// (d) every step a regular container that waits for the one before,
-	// as Tekton's entrypoint does, in images with a shell.
-	{"chained", chainedPod},
-	// (e) the same for images without a shell: an init container copies a
-	// static binary (busybox) that each step then runs its wait in.
-	{"chained-copied", chainedCopiedPod},
-}
+// stepKinds are a step that ends at once, whose cost is all hand-over, and
+// one that runs a while (0.3 s, less than the kubelet's relist period), whose
+// end the kubelet cannot have been waiting for.
+var stepKinds = []stepKind{{"true", "true"}, {"sleep-0.3", "sleep 0.3"}}
 
-// stepTask is a Task of n script steps that run `true`.
-func stepTask(n int) *v1.Task {
-	w := wrappers.Task(ns, fmt.Sprintf("steps-%d", n))
+// slug is the kind's name as a part of an object's name.
+func (k stepKind) slug() string { return strings.ReplaceAll(k.name, ".", "-") }
+
+// stepTask is a Task of n script steps of kind.
+func stepTask(kind stepKind, n int) *v1.Task {
+	w := wrappers.Task(ns, fmt.Sprintf("steps-%s-%d", kind.slug(), n))
 	for i := range n {
-		w.Step(fmt.Sprintf("s%d", i+1), stepImage, "true")
+		w.Step(fmt.Sprintf("s%d", i+1), stepImage, kind.script)
 	}
 	return w.Obj()
 }
 
-// stepContainers are task's step containers as the controller makes them
-// for a Task of script steps without results or workspaces
-// (internal/runpod/build.go, containerForStep): the step's image, and
-// its script inside internal/stepscript's wrapper.
-func stepContainers(task *v1.Task) []corev1.Container {
-	protocol := stepscript.ProtocolFor(task)
-	containers := make([]corev1.Container, len(task.Spec.Steps))
-	for i, step := range task.Spec.Steps {
-		containers[i] = corev1.Container{Name: runstate.StepContainer(step.Name), Image: step.Image,
-			Command: stepscript.Command(step.Script, step.OnError, protocol)}
-	}
-	return containers
+// stepCostRun is one way to run a Task's steps, named by the benchmark's
+// run= key.
+type stepCostRun struct {
+	name string
+	// podShape is the manager's --pod-shape that a TaskRun needs; empty for
+	// a bare Pod, which any manager leaves alone.
+	podShape string
+	// onRequest runs only when BENCH_NODE_PODS names it.
+	onRequest bool
+	// object is what is created for one run of task, named name.
+	object func(name string, task *v1.Task) client.Object
+}
+
+// floorRun and tektonRun are the runs the others are held to.
+const floorRun, tektonRun = "one-container", "tekton"
+
+var stepCostRuns = []stepCostRun{
+	// minitask, the Pod's steps chained (every step a container that waits
+	// for the one before, through /dev/shm), as release 7 makes them.
+	{name: "taskrun-chained", podShape: controllers.PodShapeChained, object: taskRun},
+	// minitask, every step but the last an init container, as release 6
+	// makes them by default. On request only: it would add a fifth to the
+	// benchmark's time, and costs what the bare Pod of init-containers
+	// costs (the controller adds nothing a step; docs/lifecycle.md, "What a
+	// step costs"), its manager restarted between the shapes.
+	{name: "taskrun-init-containers", podShape: controllers.PodShapeInitContainers, onRequest: true, object: taskRun},
+	// The floor: every step's command, one after another, in one container.
+	{name: floorRun, object: oneContainerPod},
+	// The controller's init-container Pod, without the controller.
+	{name: "init-containers", object: initContainersPod},
+	// Tekton's shape: two init containers, then the steps, each polling for
+	// the one before's file.
+	{name: tektonRun, object: tektonPod},
+}
+
+func taskRun(name string, task *v1.Task) client.Object {
+	return wrappers.TaskRun(ns, name, task.Name).Obj()
 }
 
 // barePod is a Pod that runs once, with no ServiceAccount token, as the
@@ -86,16 +105,16 @@ func barePod(name string) *corev1.Pod {
 	}
 }
 
-// initContainersPod is the controller's Pod for task: every step but the
-// last an init container, the last the container.
+// initContainersPod is the Pod the controller makes for task with
+// --pod-shape=init-containers (every step but the last an init container),
+// without the labels that would put it in the manager's cache.
 func initContainersPod(name string, task *v1.Task) client.Object {
-	pod := barePod(name)
-	containers := stepContainers(task)
-	last := len(containers) - 1
-	if last > 0 {
-		pod.Spec.InitContainers = containers[:last]
+	run := wrappers.TaskRun(ns, name, task.Name).Obj()
+	pod, err := runpod.Build(run, task, runpod.Inputs{Name: name})
+	if err != nil {
+		panic(fmt.Sprintf("building the Pod of %s: %v", name, err)) // a Task of the benchmark's own
 	}
-	pod.Spec.Containers = containers[last:]
+	pod.Labels = nil
 	return pod
 }
 
@@ -103,9 +122,10 @@ func initContainersPod(name string, task *v1.Task) client.Object {
 // container, stopping at the first that fails: what the steps cost as
 // processes rather than containers.
 func oneContainerPod(name string, task *v1.Task) client.Object {
+	protocol := stepscript.ProtocolFor(task)
 	var commands []string
-	for _, c := range stepContainers(task) {
-		commands = append(commands, shellWords(c.Command))
+	for _, step := range task.Spec.Steps {
+		commands = append(commands, shellWords(stepscript.Command(step.Script, step.OnError, protocol)))
 	}
 	pod := barePod(name)
 	pod.Spec.Containers = []corev1.Container{{Name: "steps", Image: stepImage,
@@ -113,92 +133,87 @@ func oneContainerPod(name string, task *v1.Task) client.Object {
 	return pod
 }
 
-// chainScript is the wait of a chained step, run by /bin/sh -c (or
-// busybox's sh) with the arguments BUSYBOX WAIT POST COMMAND...: it waits
-// for the step before to hand over its exit code through the FIFO WAIT,
-// runs COMMAND unless that step failed, and hands its own code on through
-// POST. A FIFO wakes the reader the moment the writer writes: no polling.
-// Either side may make it first; the writer blocks until the reader opens
-// it, so a step ends only once the next has started. BUSYBOX, when not
-// empty, runs mkfifo in an image that has no mkfifo of its own.
-const chainScript = `bb=$1 wait=$2 post=$3
-shift 3
-code=0
+// Tekton's Pod, as tektoncd/pipeline builds it for script steps: an init
+// container copies its entrypoint binary into an emptyDir (prepare), a
+// second writes the steps' scripts into another (place-scripts), and every
+// step is a regular container, all started at once, whose entrypoint waits
+// for the step before's file (its -wait_file; .err when that step failed),
+// checking for it once a second (cmd/entrypoint's waitPollingInterval,
+// defaultWaitPollingInterval = time.Second), then runs the step's script and
+// writes its own (-post_file). Here busybox stands in for the entrypoint and
+// its sh runs the wait (tektonWait). The first step waits for no file: Tekton
+// has it wait for /tekton/downward/ready, which a Pod without sidecars has
+// from its creation.
+const (
+	tektonBinDir, tektonScriptsDir, tektonRunDir = "/tekton/bin", "/tekton/scripts", "/tekton/run"
+	tektonPrepare, tektonPlaceScripts            = "prepare", "place-scripts"
+)
+
+// tektonEntrypoint is the copied busybox, which runs the applet its first
+// argument names.
+const tektonEntrypoint = tektonBinDir + "/busybox"
+
+// tektonWait is a Tekton step's entrypoint, run by busybox's sh with the
+// arguments WAIT POST SCRIPT: as cmd/entrypoint's realWaiter.Wait, it
+// checks for WAIT (or WAIT.err) and sleeps a second until one is there,
+// then runs SCRIPT unless the step before failed, and writes POST, or
+// POST.err if SCRIPT failed or was skipped.
+const tektonWait = `wait=$1 post=$2 script=$3
 if [ -n "$wait" ]; then
-	$bb mkfifo "$wait" 2>/dev/null
-	read -r code <"$wait"
+	while [ ! -e "$wait" ]; do
+		if [ -e "$wait.err" ]; then
+			echo "skipping: a step before failed" >&2
+			[ -z "$post" ] || : >"$post.err"
+			exit 1
+		fi
+		sleep 1
+	done
 fi
-if [ "$code" = 0 ]; then
-	"$@"
-	code=$?
-else
-	echo "minitask-chain: skipped: a step before failed" >&2
-fi
+/bin/sh "$script"
+code=$?
 if [ -n "$post" ]; then
-	$bb mkfifo "$post" 2>/dev/null
-	echo "$code" >"$post"
+	if [ "$code" = 0 ]; then : >"$post"; else : >"$post.err"; fi
 fi
 exit "$code"
 `
 
-// chainDir is where chained steps meet: an emptyDir every step mounts.
-const chainDir = "/minitask/chain"
-
-// chainArgs are the BUSYBOX WAIT POST arguments of chainScript for step i
-// of n.
-func chainArgs(busybox string, i, n int) []string {
-	wait, post := "", ""
-	if i > 0 {
-		wait = fmt.Sprintf("%s/%d", chainDir, i)
-	}
-	if i < n-1 {
-		post = fmt.Sprintf("%s/%d", chainDir, i+1)
-	}
-	return []string{busybox, wait, post}
-}
-
-// chainedPod runs every step as a regular container, all started at once,
-// each waiting for the one before (chainScript) and then running the
-// step's wrapped command.
-func chainedPod(name string, task *v1.Task) client.Object {
+func tektonPod(name string, task *v1.Task) client.Object {
 	pod := barePod(name)
-	pod.Spec.Volumes = []corev1.Volume{emptyDir("chain")}
-	containers := stepContainers(task)
-	for i := range containers {
-		c := &containers[i]
-		c.Command = append(append([]string{"/bin/sh", "-c", chainScript, "minitask-chain"},
-			chainArgs("", i, len(containers))...), c.Command...)
-		c.VolumeMounts = []corev1.VolumeMount{{Name: "chain", MountPath: chainDir}}
+	pod.Spec.Volumes = []corev1.Volume{emptyDir("tekton-bin"), emptyDir("tekton-scripts"), emptyDir("tekton-run")}
+	bin := corev1.VolumeMount{Name: "tekton-bin", MountPath: tektonBinDir}
+	scripts := corev1.VolumeMount{Name: "tekton-scripts", MountPath: tektonScriptsDir}
+	run := corev1.VolumeMount{Name: "tekton-run", MountPath: tektonRunDir}
+	var place []string
+	for i, step := range task.Spec.Steps {
+		place = append(place, fmt.Sprintf("printf '%%s\\n' %s > %s/script-%d", shellWords([]string{step.Script}), tektonScriptsDir, i))
 	}
-	pod.Spec.Containers = containers
-	return pod
-}
-
-// copyContainer is chainedCopiedPod's init container, which runs no step.
-const copyContainer = "copy-entrypoint"
-
-// chainedCopiedPod is chainedPod for steps in an image without a shell, as
-// Tekton runs them: an init container copies a static binary (here
-// busybox, standing in for Tekton's entrypoint) into an emptyDir that each
-// step runs its wait from. Each step runs `/steptool exit 0`, a command
-// step (a script needs the image's /bin/sh).
-func chainedCopiedPod(name string, task *v1.Task) client.Object {
-	const toolsDir, busybox = "/minitask/tools", "/minitask/tools/busybox"
-	pod := barePod(name)
-	pod.Spec.Volumes = []corev1.Volume{emptyDir("chain"), emptyDir("tools")}
-	tools := corev1.VolumeMount{Name: "tools", MountPath: toolsDir}
-	pod.Spec.InitContainers = []corev1.Container{{Name: copyContainer, Image: stepImage,
-		Command: []string{"/bin/cp", "/bin/busybox", busybox}, VolumeMounts: []corev1.VolumeMount{tools}}}
+	pod.Spec.InitContainers = []corev1.Container{
+		{Name: tektonPrepare, Image: stepImage, Command: []string{"/bin/cp", "/bin/busybox", tektonEntrypoint},
+			VolumeMounts: []corev1.VolumeMount{bin}},
+		{Name: tektonPlaceScripts, Image: stepImage, Command: []string{"/bin/sh", "-c", strings.Join(place, "\n")},
+			VolumeMounts: []corev1.VolumeMount{scripts}},
+	}
 	n := len(task.Spec.Steps)
 	for i, step := range task.Spec.Steps {
-		command := append(append([]string{busybox, "sh", "-c", chainScript, "minitask-chain"},
-			chainArgs(busybox, i, n)...), "/steptool", "exit", "0")
+		wait, post := "", ""
+		if i > 0 {
+			wait = fmt.Sprintf("%s/%d", tektonRunDir, i-1)
+		}
+		if i < n-1 {
+			post = fmt.Sprintf("%s/%d", tektonRunDir, i)
+		}
 		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{
-			Name: runstate.StepContainer(step.Name), Image: noShellImage, Command: command,
-			VolumeMounts: []corev1.VolumeMount{{Name: "chain", MountPath: chainDir}, tools}})
+			Name: runstate.StepContainer(step.Name), Image: stepImage,
+			Command: []string{tektonEntrypoint, "sh", "-c", tektonWait, "entrypoint",
+				wait, post, fmt.Sprintf("%s/script-%d", tektonScriptsDir, i)},
+			VolumeMounts: []corev1.VolumeMount{bin, scripts, run}})
 	}
 	return pod
 }
+
+// notSteps are the containers of the runs' Pods that run no step: the
+// clock of the steps (stepClock) leaves them out.
+var notSteps = []string{tektonPrepare, tektonPlaceScripts}
 
 func emptyDir(name string) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}

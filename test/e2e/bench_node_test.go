@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -30,21 +32,28 @@ var stepCounts = []int{1, 3, 10}
 
 // BenchmarkNodeStepCost times, on a cluster whose one node is a real
 // kubelet, containerd and runc (hack/real-node.sh), how long a run of N
-// steps of `true` takes from its creation to Succeeded, one run at a time:
-// as a minitask TaskRun, as bare Pods of the same steps in the shapes of
-// stepCostRuns, for 1, 3 and 10 steps, on each node of benchNodes. Each run
-// is split in three by containerd's own times (stepClock): until its first
-// step started, its steps (first start to last end), and from the last
-// end until Succeeded was seen. It reports the medians of BENCH_NODE_RUNS
-// runs (10), the p90 of the whole, and, for 10 steps, the cost of one more
-// step: the slope from 1 to 10 steps of the steps' median (ms/step), and of
-// the whole's (run-ms/step, what a user waits, but for whole seconds of
-// noise: the kubelet ends a Pod at its next relist, and the runs, one after
-// another, fall into step with it). Every shape and size takes its turn in
-// each round, so that a machine whose speed drifts slows them all alike.
-// It ignores b.N: run it with -benchtime=1x. Build tag e2enode; it skips,
-// in one line, on a machine that cannot run a real node
-// (hack/real-node.sh check).
+// steps takes from its creation to Succeeded, one run at a time: as a
+// minitask TaskRun with its Pod chained (and, on request, as init
+// containers), and as the bare Pods of stepCostRuns
+// (the floor, one container running every step; the controller's
+// init-container Pod; Tekton's shape), for 1, 3 and 10 steps of each of
+// stepKinds, on each node of benchNodes. Each run is split in three by
+// containerd's own times (stepClock): until its first step started, its
+// steps (first start to last end), and from the last end until Succeeded was
+// seen. It reports the medians of BENCH_NODE_RUNS runs (10), the p90 of the
+// whole, how far the whole's median is over the floor's and over Tekton's
+// (over-floor-ms, over-tekton-ms: the goals), and, for 10 steps, the cost of
+// one more step: the slope from 1 to 10 steps of the steps' median
+// (ms/step), and of the whole's (run-ms/step, what a user waits, but for
+// whole seconds of noise: the kubelet ends a Pod at its next relist, and
+// the runs, one after another, fall into step with it). In each round every
+// run, kind and size takes its turn, so that a machine whose speed drifts
+// slows them all alike. BENCH_NODE_PODS=NAME,... picks the runs; asked for
+// both TaskRuns, it runs those of one Pod shape together, as the manager's
+// --pod-shape is one for all (it restarts between them, once a round, and a
+// warm-up run follows). It ignores b.N: run it with
+// -benchtime=1x. Build tag e2enode; it skips, in one line, on a machine that
+// cannot run a real node (hack/real-node.sh check).
 func BenchmarkNodeStepCost(b *testing.B) {
 	skipUnlessRealNode(b)
 	runs := 10
@@ -55,51 +64,151 @@ func BenchmarkNodeStepCost(b *testing.B) {
 		}
 		runs = n
 	}
+	picked := pickedRuns(b)
 	for _, node := range benchNodes(b) {
 		b.Run("pleg="+node.name, func(b *testing.B) {
 			if node.why != "" {
 				b.Skip(node.why)
 			}
-			times := measureStepCosts(b, node, runs)
-			for _, run := range stepCostRuns {
+			times := measureStepCosts(b, node, picked, runs)
+			for _, run := range picked {
 				b.Run("run="+run.name, func(b *testing.B) {
-					reportStepCosts(b, times[run.name])
+					for _, kind := range stepKinds {
+						b.Run("step="+kind.name, func(b *testing.B) {
+							reportStepCosts(b, times, run.name, kind.name)
+						})
+					}
 				})
 			}
 		})
 	}
 }
 
+// timesKey names the runs of one way of running (stepCostRun's name), one
+// kind of step and one size.
+type timesKey struct {
+	run, kind string
+	steps     int
+}
+
+// pickedRuns are the runs of stepCostRuns that BENCH_NODE_PODS=NAME,...
+// names; by default, all but those run on request. The goals need
+// taskrun-chained, one-container and tekton.
+func pickedRuns(b *testing.B) []stepCostRun {
+	b.Helper()
+	env := os.Getenv("BENCH_NODE_PODS")
+	if env == "" {
+		return slices.DeleteFunc(slices.Clone(stepCostRuns), func(r stepCostRun) bool { return r.onRequest })
+	}
+	var picked []stepCostRun
+	for _, name := range strings.Split(env, ",") {
+		i := slices.IndexFunc(stepCostRuns, func(r stepCostRun) bool { return r.name == name })
+		if i < 0 {
+			var names []string
+			for _, r := range stepCostRuns {
+				names = append(names, r.name)
+			}
+			b.Fatalf("BENCH_NODE_PODS: no run %q; the runs are %s", name, strings.Join(names, ", "))
+		}
+		picked = append(picked, stepCostRuns[i])
+	}
+	return picked
+}
+
+// phases are the manager's Pod shapes that the TaskRuns of runs need, in
+// order, and the runs of each: a TaskRun's runs in its shape's phase, a bare
+// Pod's in the first. Runs of bare Pods alone make one phase in the
+// manager's default shape. Every phase but the first costs a restart of
+// the manager a round.
+func phases(runs []stepCostRun) ([]string, map[string][]stepCostRun) {
+	var shapes []string
+	byShape := map[string][]stepCostRun{}
+	for _, run := range runs {
+		if run.podShape != "" && !slices.Contains(shapes, run.podShape) {
+			shapes = append(shapes, run.podShape)
+		}
+	}
+	if len(shapes) == 0 {
+		shapes = []string{controllers.PodShapeInitContainers}
+	}
+	for _, run := range runs {
+		shape := cmp.Or(run.podShape, shapes[0])
+		byShape[shape] = append(byShape[shape], run)
+	}
+	return shapes, byShape
+}
+
 // measureStepCosts creates a cluster on node, starts bin/manager on it and
-// times each of stepCostRuns for each of stepCounts, runs times, after one
-// untimed warm-up run of each: the durations by run name and step count.
-func measureStepCosts(b *testing.B, node benchNode, runs int) map[string]map[int][]runTimes {
+// times each of picked for each kind of step and each of stepCounts, runs
+// times, after one untimed warm-up run of each: the durations.
+func measureStepCosts(b *testing.B, node benchNode, picked []stepCostRun, runs int) map[timesKey][]runTimes {
 	c := newBenchNodeCluster(b, "bench-node-"+node.name, node)
-	startManager(b, c)
+	shapes, byShape := phases(picked)
+	// The warm-up goes through the phases backwards, so that the first round
+	// starts in the shape the manager has.
+	shape := shapes[len(shapes)-1]
+	m := startManager(b, c, "--pod-shape="+shape)
 	w := watchFinished(b, c)
 	w.steps = newStepClock(b, c)
-	for _, n := range stepCounts {
-		create(b, c, stepTask(n))
+	for _, kind := range stepKinds {
+		for _, n := range stepCounts {
+			create(b, c, stepTask(kind, n))
+		}
 	}
-	times := map[string]map[int][]runTimes{}
-	for _, run := range stepCostRuns {
-		times[run.name] = map[int][]runTimes{}
-		w.time(b, c, run, stepTask(stepCounts[0]), run.name+"-warm-up")
+	warmUps := 0
+	warmUp := func(runs []stepCostRun) {
+		for _, run := range runs {
+			warmUps++
+			w.time(b, c, run, stepTask(stepKinds[0], stepCounts[0]), fmt.Sprintf("%s-warm-up-%d", run.name, warmUps))
+		}
 	}
+	use := func(want string) {
+		if want == shape {
+			return
+		}
+		restartWithPodShape(m, want)
+		shape = want
+		warmUp(slices.DeleteFunc(slices.Clone(byShape[want]), func(r stepCostRun) bool { return r.podShape == "" }))
+	}
+	for _, s := range slices.Backward(shapes) {
+		use(s)
+		warmUp(byShape[s])
+	}
+	times := map[timesKey][]runTimes{}
 	b.Logf("node %s: load average %s at the start", node.name, loadAverage())
 	for round := range runs {
+		order := slices.Clone(shapes)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
 		var line []string
-		for _, n := range stepCounts {
-			for _, run := range stepCostRuns {
-				took := w.time(b, c, run, stepTask(n), fmt.Sprintf("%s-%d-%d", run.name, n, round))
-				times[run.name][n] = append(times[run.name][n], took)
-				line = append(line, fmt.Sprintf("%s/%d %dms", run.name, n, took.total.Milliseconds()))
+		for _, s := range order {
+			use(s)
+			for _, kind := range stepKinds {
+				for _, n := range stepCounts {
+					for _, run := range byShape[s] {
+						name := fmt.Sprintf("%s-%s-%d-%d", run.name, kind.slug(), n, round)
+						took := w.time(b, c, run, stepTask(kind, n), name)
+						key := timesKey{run.name, kind.name, n}
+						times[key] = append(times[key], took)
+						line = append(line, fmt.Sprintf("%s/%s/%d %dms", run.name, kind.name, n, took.total.Milliseconds()))
+					}
+				}
 			}
 		}
 		b.Logf("node %s, round %d: %s", node.name, round+1, strings.Join(line, ", "))
 	}
 	b.Logf("node %s: load average %s at the end", node.name, loadAverage())
 	return times
+}
+
+// restartWithPodShape stops m and starts it again with --pod-shape=shape.
+func restartWithPodShape(m *manager, shape string) {
+	m.t.Helper()
+	m.stop()
+	m.args = append(slices.DeleteFunc(m.args, func(arg string) bool { return strings.HasPrefix(arg, "--pod-shape=") }),
+		"--pod-shape="+shape)
+	m.start()
 }
 
 // runTimes is how long one run took, and its three parts.
@@ -111,12 +220,13 @@ type runTimes struct {
 	start, steps, end time.Duration
 }
 
-// reportStepCosts reports, for one way of running steps, each step count's
-// medians in ms and the p90 of the whole, and the slopes per step.
-func reportStepCosts(b *testing.B, byCount map[int][]runTimes) {
-	part := func(n int, of func(runTimes) time.Duration) []time.Duration {
+// reportStepCosts reports, for one way of running steps of one kind, each
+// step count's medians in ms, the p90 of the whole and how far the whole's
+// median is over the floor's and over Tekton's, and the slopes per step.
+func reportStepCosts(b *testing.B, times map[timesKey][]runTimes, run, kind string) {
+	part := func(run string, n int, of func(runTimes) time.Duration) []time.Duration {
 		var ds []time.Duration
-		for _, t := range byCount[n] {
+		for _, t := range times[timesKey{run, kind, n}] {
 			ds = append(ds, of(t))
 		}
 		return ds
@@ -125,21 +235,26 @@ func reportStepCosts(b *testing.B, byCount map[int][]runTimes) {
 	steps := func(t runTimes) time.Duration { return t.steps }
 	first, last := stepCounts[0], stepCounts[len(stepCounts)-1]
 	slope := func(of func(runTimes) time.Duration) float64 {
-		return (median(part(last, of)) - median(part(first, of))) / float64(last-first)
+		return (median(part(run, last, of)) - median(part(run, first, of))) / float64(last-first)
 	}
 	for _, n := range stepCounts {
 		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
 			var each []string
-			for _, t := range byCount[n] {
+			for _, t := range times[timesKey{run, kind, n}] {
 				each = append(each, fmt.Sprintf("%d (%d+%d+%d)", t.total.Milliseconds(),
 					t.start.Milliseconds(), t.steps.Milliseconds(), t.end.Milliseconds()))
 			}
 			b.Logf("each run, in ms (until the first step, the steps, after them): %s", strings.Join(each, " "))
-			b.ReportMetric(median(part(n, total)), "ms/run")
-			b.ReportMetric(percentile(slices.Sorted(slices.Values(part(n, total))), 0.9), "p90-ms")
-			b.ReportMetric(median(part(n, func(t runTimes) time.Duration { return t.start })), "start-ms")
-			b.ReportMetric(median(part(n, steps)), "steps-ms")
-			b.ReportMetric(median(part(n, func(t runTimes) time.Duration { return t.end })), "end-ms")
+			b.ReportMetric(median(part(run, n, total)), "ms/run")
+			b.ReportMetric(percentile(slices.Sorted(slices.Values(part(run, n, total))), 0.9), "p90-ms")
+			b.ReportMetric(median(part(run, n, func(t runTimes) time.Duration { return t.start })), "start-ms")
+			b.ReportMetric(median(part(run, n, steps)), "steps-ms")
+			b.ReportMetric(median(part(run, n, func(t runTimes) time.Duration { return t.end })), "end-ms")
+			for unit, other := range map[string]string{"over-floor-ms": floorRun, "over-tekton-ms": tektonRun} {
+				if run != other && len(times[timesKey{other, kind, n}]) > 0 {
+					b.ReportMetric(median(part(run, n, total))-median(part(other, n, total)), unit)
+				}
+			}
 			if n == last {
 				b.ReportMetric(slope(steps), "ms/step")
 				b.ReportMetric(slope(total), "run-ms/step")
@@ -266,6 +381,9 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.T
 	if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: podName}, pod); err != nil {
 		b.Fatalf("reading Pod %s: %v", podName, err)
 	}
+	if err := checkPodShape(run, task, pod); err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
 	span, err := w.steps.span(ctx, pod.UID)
 	if err != nil {
 		b.Fatal(err)
@@ -288,4 +406,18 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.T
 	})
 	return runTimes{total: end.at.Sub(start),
 		start: span.start.Sub(start), steps: span.end.Sub(span.start), end: end.at.Sub(span.end)}
+}
+
+// checkPodShape says whether a TaskRun's Pod has the shape its run is named
+// for: a fallback to init containers would time another shape under the
+// chained one's name.
+func checkPodShape(run stepCostRun, task *v1.Task, pod *corev1.Pod) error {
+	if run.podShape == "" || len(task.Spec.Steps) < 2 {
+		return nil
+	}
+	if chained := runstate.Chained(pod); chained != (run.podShape == controllers.PodShapeChained) {
+		return fmt.Errorf("Pod %s is chained: %t, want %t for %s (%s: %q)", pod.Name, chained, !chained, run.name,
+			runstate.AnnotationPodShapeReason, pod.Annotations[runstate.AnnotationPodShapeReason])
+	}
+	return nil
 }
