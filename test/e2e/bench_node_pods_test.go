@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/stepscript"
@@ -73,13 +72,13 @@ const floorRun, tektonRun = "one-container", "tekton"
 var stepCostRuns = []stepCostRun{
 	// minitask, the Pod's steps chained (every step a container that waits
 	// for the one before, through /dev/shm), as release 7 makes them.
-	{name: "taskrun-chained", podShape: controllers.PodShapeChained, object: taskRun},
+	{name: "taskrun-chained", podShape: runstate.PodShapeChained, object: taskRun},
 	// minitask, every step but the last an init container, as release 6
 	// makes them by default. On request only: it would add a fifth to the
 	// benchmark's time, and costs what the bare Pod of init-containers
 	// costs (the controller adds nothing a step; docs/lifecycle.md, "What a
 	// step costs"), its manager restarted between the shapes.
-	{name: "taskrun-init-containers", podShape: controllers.PodShapeInitContainers, onRequest: true, object: taskRun},
+	{name: "taskrun-init-containers", podShape: runstate.PodShapeInitContainers, onRequest: true, object: taskRun},
 	// The floor: every step's command, one after another, in one container.
 	{name: floorRun, object: oneContainerPod},
 	// The controller's init-container Pod, without the controller.

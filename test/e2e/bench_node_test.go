@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
@@ -129,7 +128,7 @@ func phases(runs []stepCostRun) ([]string, map[string][]stepCostRun) {
 		}
 	}
 	if len(shapes) == 0 {
-		shapes = []string{controllers.PodShapeInitContainers}
+		shapes = []string{runstate.PodShapeInitContainers}
 	}
 	for _, run := range runs {
 		shape := cmp.Or(run.podShape, shapes[0])
@@ -415,7 +414,7 @@ func checkPodShape(run stepCostRun, task *v1.Task, pod *corev1.Pod) error {
 	if run.podShape == "" || len(task.Spec.Steps) < 2 {
 		return nil
 	}
-	if chained := runstate.Chained(pod); chained != (run.podShape == controllers.PodShapeChained) {
+	if chained := runstate.Chained(pod); chained != (run.podShape == runstate.PodShapeChained) {
 		return fmt.Errorf("Pod %s is chained: %t, want %t for %s (%s: %q)", pod.Name, chained, !chained, run.name,
 			runstate.AnnotationPodShapeReason, pod.Annotations[runstate.AnnotationPodShapeReason])
 	}
