@@ -44,7 +44,7 @@ func (r *rehearsal) checkStepsAndShapes(want map[string][]stepSeen, chained map[
 			r.t.Errorf("%s: status.steps of TaskRun %s (-want +got):\n%s", when, name, diff)
 		}
 		checkHandOvers(r.t, run)
-		pod := runPod(r.t, r.c, run)
+		pod := podOf(r.t, r.c, run)
 		if runstate.Chained(pod) != chained[name] {
 			r.t.Errorf("%s: the Pod of TaskRun %s is chained %t (annotations %v), want %t", when, name, runstate.Chained(pod), pod.Annotations, chained[name])
 		}

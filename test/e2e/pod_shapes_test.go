@@ -78,8 +78,8 @@ func checkStepsOneAtATime(t *testing.T, c *cluster, chained bool) {
 	}
 	checkHandOvers(t, got)
 
-	pod := runPod(t, c, got)
-	checkPodShape(t, pod, chained)
+	pod := podOf(t, c, got)
+	checkChained(t, pod, chained)
 	if chained {
 		wantEnds := map[string]string{"step-fetch": "exit 0", "step-build": "exit 0", "step-test": "exit 4", "step-publish": "exit 0 " + runstate.SkippedMessage}
 		if diff := cmp.Diff(wantEnds, containerEnds(pod)); diff != "" {
@@ -153,7 +153,7 @@ func checkTimeoutAndCancel(t *testing.T, c *cluster, chained bool) {
 			}
 			return nil
 		})
-		checkPodShape(t, pod, chained)
+		checkChained(t, pod, chained)
 		wantEnds := map[string]string{"step-first": "exit 0", "step-long": "exit 137", "step-last": "waiting"}
 		if chained {
 			wantEnds["step-last"] = "exit 137"
@@ -184,8 +184,8 @@ func checkFallback(t *testing.T, c *cluster) {
 		t.Errorf("TaskRun %s: status.steps (-want +got):\n%s", run.Name, diff)
 	}
 	checkHandOvers(t, got)
-	pod := runPod(t, c, got)
-	checkPodShape(t, pod, false)
+	pod := podOf(t, c, got)
+	checkChained(t, pod, false)
 	if shape := pod.Annotations[runstate.AnnotationPodShape]; shape != runstate.PodShapeInitContainers {
 		t.Errorf("Pod %s: annotation %s %q, want %q", pod.Name, runstate.AnnotationPodShape, shape, runstate.PodShapeInitContainers)
 	}
@@ -246,19 +246,24 @@ func checkHandOvers(t testing.TB, run *v1.TaskRun) {
 	}
 }
 
-// runPod returns the Pod of run's current attempt.
-func runPod(t testing.TB, c *cluster, run *v1.TaskRun) *corev1.Pod {
+// podOf returns the Pod of run's current attempt, as its status names it:
+// node_cluster_test.go's runPod, for the tests without a real node.
+func podOf(t testing.TB, c *cluster, run *v1.TaskRun) *corev1.Pod {
 	t.Helper()
+	name := run.Status.PodName
+	if name == "" {
+		name = runstate.PodName(run)
+	}
 	pod := &corev1.Pod{}
-	if err := c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: runstate.PodName(run)}, pod); err != nil {
-		t.Fatalf("reading the Pod of TaskRun %s: %v", run.Name, err)
+	if err := c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+		t.Fatalf("reading Pod %s of TaskRun %s: %v", name, run.Name, err)
 	}
 	return pod
 }
 
-// checkPodShape checks that pod is chained, every step a container, or has
+// checkChained checks that pod is chained, every step a container, or has
 // its steps but the last as init containers.
-func checkPodShape(t testing.TB, pod *corev1.Pod, chained bool) {
+func checkChained(t testing.TB, pod *corev1.Pod, chained bool) {
 	t.Helper()
 	if runstate.Chained(pod) != chained || (chained && len(pod.Spec.InitContainers) > 0) || (!chained && len(pod.Spec.Containers) != 1) {
 		t.Errorf("Pod %s: chained %t (annotations %v), %d init containers, %d containers; want chained %t",
