@@ -64,9 +64,10 @@ lint-api: ## Run the Kubernetes API linter (sigs.k8s.io/kube-api-linter) over ap
 	$(TOOLS_BIN)/golangci-lint-kube-api-linter run --config .golangci-kal.yml ./apis/...
 
 .PHONY: test
-test: manifests generate ## Run unit and envtest tests against a real kube-apiserver and etcd.
+test: manifests generate ## Run unit and envtest tests against a real kube-apiserver and etcd, and the local cluster's kwok stages.
 	@$(TOOLS) kubernetes etcd
 	KUBEBUILDER_ASSETS="$(ASSETS)" go test ./... $(GOTESTFLAGS)
+	hack/kwok/test-stages.sh
 
 .PHONY: test-e2e
 test-e2e: build ## Run the end-to-end tests (test/e2e): each on a local cluster of its own, with bin/manager; the dashboard's in Chromium.
