@@ -64,9 +64,10 @@ lint-api: ## Run the Kubernetes API linter (sigs.k8s.io/kube-api-linter) over ap
 	$(TOOLS_BIN)/golangci-lint-kube-api-linter run --config .golangci-kal.yml ./apis/...
 
 .PHONY: test
-test: manifests generate ## Run unit and envtest tests against a real kube-apiserver and etcd.
+test: manifests generate ## Run unit and envtest tests against a real kube-apiserver and etcd, and the local cluster's kwok stages.
 	@$(TOOLS) kubernetes etcd
 	KUBEBUILDER_ASSETS="$(ASSETS)" go test ./... $(GOTESTFLAGS)
+	hack/kwok/test-stages.sh
 
 .PHONY: test-e2e
 test-e2e: build ## Run the end-to-end tests (test/e2e): each on a local cluster of its own, with bin/manager; the dashboard's in Chromium.
@@ -138,14 +139,20 @@ build-installer: manifests ## Write dist/install.yaml: config/default with the i
 # NODE=real runs the steps on a real kubelet (hack/real-node.sh) instead of kwok.
 NODE ?= kwok
 
+# The Pod shape the manager of `make run` builds: chained, the shape the next
+# release builds by default, so that the local cluster shows it (the steps of
+# one Pod hand over one at a time). POD_SHAPE=init-containers shows this
+# release's default.
+POD_SHAPE ?= chained
+
 .PHONY: run
 run: build ## Run the manager on a local cluster, show the samples; Ctrl-C tears it down (NODE=real: a real kubelet).
 ifeq ($(NODE),real)
 	@$(TOOLS) kubernetes etcd kwok kubelet node-runtime
-	hack/local-cluster.sh up --real-node
+	MINITASK_MANAGER_ARGS="--pod-shape=$(POD_SHAPE) $${MINITASK_MANAGER_ARGS:-}" hack/local-cluster.sh up --real-node
 else
 	@$(TOOLS) kubernetes etcd kwok
-	hack/local-cluster.sh up
+	MINITASK_MANAGER_ARGS="--pod-shape=$(POD_SHAPE) $${MINITASK_MANAGER_ARGS:-}" hack/local-cluster.sh up
 endif
 
 # BENCH_SUITES picks some of hack/bench.sh's suites (conversion envtest

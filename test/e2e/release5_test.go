@@ -29,8 +29,13 @@ import (
 // one GET each), through v1 as its v1beta1 view, and as written through
 // the version it was written through; the storage migration must have
 // rewritten every object, managedFields kept, so that etcd holds each as v1
-// and storedVersions is [v1]. Then release 4's install is applied over it,
-// as docs/upgrading.md says not to: the API server must refuse release 4's
+// and storedVersions is [v1]. The current manager builds chained Pods
+// (--pod-shape=chained, as the next release will by default): release 5's
+// runs in flight must end through their init containers with the right
+// status.steps, and the run release 5 never started must get a chained Pod.
+// Then the chained shape is turned off while chained Pods run
+// (rehearseShapeRollback). Then release 4's install is applied over it, as
+// docs/upgrading.md says not to: the API server must refuse release 4's
 // CRDs, and nothing may change.
 func TestUpgradeFromRelease5(t *testing.T) {
 	t.Parallel()
@@ -45,18 +50,24 @@ func TestUpgradeFromRelease5(t *testing.T) {
 	r.checkStorageMigrated(frozenStorage)
 	r.lap("release 5")
 
+	r.currentArgs = []string{chainedShape}
 	r.upgradeToCurrent(before, release5InFlight, r.runningPods(r5Running, r5aRunning, v1Running)...)
 	r.lap("upgrade to release 6")
 	r.checkRunsFinished(release5Outcomes, 2*release5RunningSeconds*time.Second, "of release 5, after the upgrade to release 6")
 	r.checkRunPods(r5Running, r5aRunning, v1Running, v1New)
+	r.checkStepsAndShapes(release5RunSteps, release5RunChained, "release 5's runs, after the upgrade to release 6 building chained Pods")
 	r.checkStorageMigrated(currentStorage)
 	r.checkRewritten(before, "after the upgrade to release 6")
 	r.checkEverythingKept(before, release5InFlight, "after the upgrade to release 6")
 	r.lap("runs in flight finished")
 
+	r.rehearseShapeRollback()
+	r.checkPods()
+	r.lap("chained Pods in flight, the shape turned off")
+
 	r.checkRollbackToRelease4Refused()
 	r.lap("release 4 refused")
-	r.report("release 5 → 6, then 6 → 4 refused")
+	r.report("release 5 → 6 (chained Pods) → 6 (init containers), then 6 → 4 refused")
 }
 
 // TestRollbackToRelease5 rehearses the rollback from the current tree

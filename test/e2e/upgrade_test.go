@@ -101,6 +101,9 @@ type rehearsal struct {
 	c *cluster
 	// m is the manager running now: an earlier release's or the current one.
 	m *manager
+	// currentArgs are the flags the current manager starts with after an
+	// upgrade (upgradeToCurrent), such as the Pod shape it builds.
+	currentArgs []string
 
 	// tasks and runs are the first release's objects as it last wrote them,
 	// read through v1alpha1 before the upgrade.
@@ -178,7 +181,7 @@ func (r *rehearsal) upgradeToCurrent(before views, inFlight map[string]bool, run
 	if r.m != nil {
 		r.m.stop()
 	}
-	r.m = startManager(r.t, r.c)
+	r.m = startManager(r.t, r.c, r.currentArgs...)
 }
 
 // installRelease installs a frozen release's CRDs and webhook

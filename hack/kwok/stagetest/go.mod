@@ -3,6 +3,7 @@ module github.com/minitask-dev/minitask/hack/kwok/stagetest
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	sigs.k8s.io/kwok v0.8.0
 	sigs.k8s.io/yaml v1.6.0
 )

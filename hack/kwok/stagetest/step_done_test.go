@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"sigs.k8s.io/kwok/pkg/utils/expression"
 	"sigs.k8s.io/kwok/pkg/utils/gotpl"
 	"sigs.k8s.io/yaml"
@@ -63,9 +65,22 @@ type step struct {
 // read it, only the arguments after it.
 const wrapperArgs = "'/bin/sh' -c \"$1\"\ncode=$?\nsleep 99\nexit 42\n"
 
-// podRunning returns a Pod, as JSON, whose step running runs, the steps
-// before it completed, for a Task whose results are declared.
+// podRunning returns a Pod with init containers, as JSON, whose step
+// running runs since startedAt, the steps before it completed, for a Task
+// whose results are declared.
 func podRunning(steps []step, declared []string, running int, startedAt time.Time) map[string]any {
+	return testPod(steps, declared, running, startedAt, false)
+}
+
+// chainedRunning returns a chained Pod, as JSON, taken up at startedAt: the
+// steps before running completed, the one before it at startedAt plus a
+// second per step, and every later step's container runs, waiting for its
+// turn.
+func chainedRunning(steps []step, declared []string, running int, startedAt time.Time) map[string]any {
+	return testPod(steps, declared, running, startedAt, true)
+}
+
+func testPod(steps []step, declared []string, running int, startedAt time.Time, chained bool) map[string]any {
 	var containers []map[string]any
 	var statuses []map[string]any
 	for i, s := range steps {
@@ -75,21 +90,39 @@ func podRunning(steps []step, declared []string, running int, startedAt time.Tim
 			if onError == "" {
 				onError = "stopAndFail"
 			}
-			command = append([]string{"/bin/sh", "-c", wrapperArgs, "minitask-step", s.script, onError, "4096"}, declared...)
+			args := []string{s.script, onError, "4096"}
+			wrapper := "minitask-step"
+			if chained {
+				after, self := "", ""
+				if i > 0 {
+					after = strconv.Itoa(i)
+				}
+				if i < len(steps)-1 {
+					self = strconv.Itoa(i + 1)
+				}
+				args = append(args, after, self)
+				wrapper = "minitask-chained-step"
+			}
+			command = append(append([]string{"/bin/sh", "-c", wrapperArgs, wrapper}, args...), declared...)
 		}
 		containers = append(containers, map[string]any{"name": "step-" + s.name, "image": "alpine:3", "command": command})
 		state := map[string]any{"waiting": map[string]any{"reason": "PodInitializing"}}
 		switch {
 		case i < running:
-			state = map[string]any{"terminated": map[string]any{"exitCode": 0, "reason": "Completed"}}
-		case i == running:
+			terminated := map[string]any{"exitCode": 0, "reason": "Completed"}
+			if chained {
+				terminated["startedAt"] = startedAt.UTC().Format(time.RFC3339)
+				terminated["finishedAt"] = startedAt.Add(time.Duration(i+1) * time.Second).UTC().Format(time.RFC3339)
+			}
+			state = map[string]any{"terminated": terminated}
+		case i == running || chained:
 			state = map[string]any{"running": map[string]any{"startedAt": startedAt.UTC().Format(time.RFC3339)}}
 		}
 		statuses = append(statuses, map[string]any{"name": "step-" + s.name, "state": state})
 	}
 	last := len(steps) - 1
 	phase := "Pending"
-	if running == last {
+	if running == last || chained {
 		phase = "Running"
 	}
 	pod := map[string]any{
@@ -101,6 +134,13 @@ func podRunning(steps []step, declared []string, running int, startedAt time.Tim
 			"initContainerStatuses": statuses[:last],
 			"containerStatuses":     statuses[last:],
 		},
+	}
+	if chained {
+		pod["metadata"].(map[string]any)["annotations"] = map[string]any{"minitask.dev/pod-shape": "chained"}
+		pod["spec"] = map[string]any{"containers": containers}
+		status := pod["status"].(map[string]any)
+		delete(status, "initContainerStatuses")
+		status["containerStatuses"] = statuses
 	}
 	// Through JSON, as kwok sees the Pod.
 	data, _ := json.Marshal(pod)
@@ -119,6 +159,19 @@ type ending struct {
 
 func (d stepDone) render(t *testing.T, pod map[string]any, container string) ending {
 	t.Helper()
+	phase, ends, out := d.renderAll(t, pod)
+	end, ok := ends[container]
+	if !ok {
+		t.Fatalf("the rendered status ends no container %s: %s", container, out)
+	}
+	end.Phase = phase
+	return end
+}
+
+// renderAll renders the stage's status patch of pod: the Pod's phase, how
+// each container it ends (or has ended) ended, by name, and the patch.
+func (d stepDone) renderAll(t *testing.T, pod map[string]any) (string, map[string]ending, []byte) {
+	t.Helper()
 	out, err := gotpl.NewRenderer(nil).ToJSON(d.template, pod)
 	if err != nil {
 		t.Fatalf("rendering pod-step-done: %v", err)
@@ -131,14 +184,13 @@ func (d stepDone) render(t *testing.T, pod map[string]any, container string) end
 	if err := json.Unmarshal(out, &status); err != nil {
 		t.Fatalf("reading the rendered status %s: %v", out, err)
 	}
+	ends := map[string]ending{}
 	for _, cs := range append(status.Init, status.Container...) {
-		if cs.Name == container && cs.State.Terminated != nil {
-			term := cs.State.Terminated
-			return ending{ExitCode: term.ExitCode, Reason: term.Reason, Message: term.Message, Phase: status.Phase}
+		if term := cs.State.Terminated; term != nil {
+			ends[cs.Name] = ending{ExitCode: term.ExitCode, Reason: term.Reason, Message: term.Message}
 		}
 	}
-	t.Fatalf("the rendered status ends no container %s: %s", container, out)
-	return ending{}
+	return status.Phase, ends, out
 }
 
 type containerStatus struct {
@@ -233,18 +285,28 @@ func TestStepDoneDelayReadsTheScript(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the delay's jq: %v", err)
 	}
+	one := func(s step) func(time.Time) map[string]any {
+		return func(start time.Time) map[string]any { return podRunning([]step{s}, nil, 0, start) }
+	}
+	chain := []step{{name: "a", script: "true"}, {name: "b", script: "true"}, {name: "c", script: "sleep 4"}}
+	chained := func(running int) func(time.Time) map[string]any {
+		return func(start time.Time) map[string]any { return chainedRunning(chain, nil, running, start) }
+	}
 	tests := map[string]struct {
-		step step
+		pod func(start time.Time) map[string]any
+		// want is when the running step ends, from when the Pod was taken up.
 		want time.Duration
 	}{
-		"a script step's sleep, not the wrapper's": {step{name: "s", script: "echo hi\nsleep 4\nexit 0"}, 4 * time.Second},
-		"a script step without sleep: 1 s":         {step{name: "s", script: "exit 3"}, time.Second},
-		"a command step's sleep":                   {step{name: "c", command: []string{"sh", "-c", "sleep 3"}}, 3 * time.Second},
+		"a script step's sleep, not the wrapper's":                 {one(step{name: "s", script: "echo hi\nsleep 4\nexit 0"}), 4 * time.Second},
+		"a script step without sleep: 1 s":                         {one(step{name: "s", script: "exit 3"}), time.Second},
+		"a command step's sleep":                                   {one(step{name: "c", command: []string{"sh", "-c", "sleep 3"}}), 3 * time.Second},
+		"a chained Pod's first step: from the Pod's start":         {chained(0), time.Second},
+		"a chained Pod's step: from when the step before it ended": {chained(2), 2*time.Second + 4*time.Second},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now().Truncate(time.Second)
-			out, err := query.Execute(context.Background(), podRunning([]step{tc.step}, nil, 0, start))
+			out, err := query.Execute(context.Background(), tc.pod(start))
 			if err != nil || len(out) != 1 {
 				t.Fatalf("the delay's jq gave %v, %v", out, err)
 			}
@@ -255,6 +317,84 @@ func TestStepDoneDelayReadsTheScript(t *testing.T) {
 			left := tc.want - time.Since(start)
 			if got := time.Duration(ms) * time.Millisecond; got < left-time.Second || got > left+time.Second {
 				t.Errorf("delay = %s, want about %s", got, left)
+			}
+		})
+	}
+}
+
+func TestStepDonePlaysChainedPods(t *testing.T) {
+	d := loadStepDone(t)
+	declared := []string{"version"}
+	fetch := step{name: "fetch", script: "result version 1.0\nsleep 2"}
+	build := step{name: "build", script: "exit 3"}
+	report := step{name: "report", script: "true"}
+	skipped := ending{Reason: "Completed", Message: `{"skipped":true}`}
+	tests := map[string]struct {
+		steps   []step
+		running int
+		// deadline is the Pod's activeDeadlineSeconds, run out if not 0.
+		deadline  int
+		wantPhase string
+		want      map[string]ending
+	}{
+		"the first step ends, the later ones wait on": {
+			steps:     []step{fetch, build, report},
+			wantPhase: "Running",
+			want:      map[string]ending{"step-fetch": {Reason: "Completed", Message: `{"exitCode":0,"results":{"version":"1.0"}}`}},
+		},
+		"a failing step: every later one ends skipped at once": {
+			steps:     []step{fetch, build, report, {name: "notify", script: "true"}},
+			running:   1,
+			wantPhase: "Failed",
+			want: map[string]ending{
+				"step-fetch":  {Reason: "Completed"},
+				"step-build":  {ExitCode: 3, Reason: "Error", Message: `{"exitCode":3,"results":{"version":"1.0"}}`},
+				"step-report": skipped,
+				"step-notify": skipped,
+			},
+		},
+		"onError continue: the next step goes on": {
+			steps:     []step{fetch, {name: "build", script: "exit 3", onError: "continue"}, report},
+			running:   1,
+			wantPhase: "Running",
+			want: map[string]ending{
+				"step-fetch": {Reason: "Completed"},
+				"step-build": {Reason: "Completed", Message: `{"exitCode":3,"results":{"version":"1.0"}}`},
+			},
+		},
+		"the last step ends the Pod": {
+			steps:     []step{fetch, report},
+			running:   1,
+			wantPhase: "Succeeded",
+			want: map[string]ending{
+				"step-fetch":  {Reason: "Completed"},
+				"step-report": {Reason: "Completed", Message: `{"exitCode":0,"results":{"version":"1.0"}}`},
+			},
+		},
+		"the deadline kills the running step and the waiting ones": {
+			steps:     []step{fetch, build, report},
+			deadline:  1,
+			wantPhase: "Failed",
+			want: map[string]ending{
+				"step-fetch":  {ExitCode: 137, Reason: "Error"},
+				"step-build":  {ExitCode: 137, Reason: "Error"},
+				"step-report": {ExitCode: 137, Reason: "Error"},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			started := time.Now().Add(-10 * time.Second).Truncate(time.Second)
+			pod := chainedRunning(tc.steps, declared, tc.running, started)
+			if tc.deadline != 0 {
+				pod["spec"].(map[string]any)["activeDeadlineSeconds"] = tc.deadline
+			}
+			phase, got, out := d.renderAll(t, pod)
+			if phase != tc.wantPhase {
+				t.Errorf("phase = %q, want %q; the patch: %s", phase, tc.wantPhase, out)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("the containers ended (-want +got):\n%s", diff)
 			}
 		})
 	}
