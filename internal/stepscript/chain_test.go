@@ -186,3 +186,38 @@ func TestChainedStepStopsWhileWaiting(t *testing.T) {
 		})
 	}
 }
+
+// TestChainedStepStoppedHandsOverSkip signals only the running step, as the
+// kubelet does first when it stops a Pod whose later steps' signals are
+// still on their way: a step that was signalled hands over skip whatever it
+// ends with, so that no later step starts its command in a run being
+// stopped, even when the script's trap exits 0 or onError: continue lets
+// its code pass.
+func TestChainedStepStoppedHandsOverSkip(t *testing.T) {
+	const running = `trap 'kill $!; echo "stopped-$STEP" >>"$LOG"; exit %d' TERM; echo "start-$STEP" >>"$LOG"; sleep 5 >/dev/null 2>&1 & wait`
+	later := chainStep{script: `echo "start-$STEP" >>"$LOG"`}
+	skipped := wrapperRun{Message: `{"skipped":true}`}
+	tests := []struct {
+		name string
+		step chainStep
+		want wrapperRun
+	}{
+		{name: "the trap exits 0", step: chainStep{script: fmt.Sprintf(running, 0)},
+			want: wrapperRun{Message: `{"exitCode":0,"results":{}}`}},
+		{name: "onError continue", step: chainStep{script: fmt.Sprintf(running, 9), onError: v1.OnErrorContinue},
+			want: wrapperRun{Message: `{"exitCode":9,"results":{}}`}},
+	}
+	for name, shell := range testShells(t) {
+		for _, tt := range tests {
+			t.Run(name+"/"+tt.name, func(t *testing.T) {
+				run := runChain(t, shell, []chainStep{tt.step, later, later}, 1)
+				if diff := cmp.Diff([]wrapperRun{tt.want, skipped, skipped}, run.steps); diff != "" {
+					t.Errorf("steps (-want +got):\n%s", diff)
+				}
+				if got := strings.Join(run.log, " "); got != "start-1 stopped-1" {
+					t.Errorf("the steps ran as %q, want only the first, stopped", got)
+				}
+			})
+		}
+	}
+}

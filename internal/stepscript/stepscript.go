@@ -156,18 +156,16 @@ const GatePrefix = "/dev/shm/minitask-step-"
 // wait runs in the background, so that a signal (the Pod stopped while the
 // step waits) ends the step at once. A step whose turn says skip runs
 // nothing, writes {"skipped":true} as its message, hands skip on and exits
-// 0: only the step that failed fails.
+// 0: only the step that failed fails. A step that was signalled (its run
+// cancelled or timed out) hands skip on too, whatever its code.
 func wrapperScript(shell, resultsDir, messagePath, gates string) string {
-	prologue, shift, epilogue := "", 3, `[ "$mode" = %[6]s ] && exit 0
+	header, prologue, shift, epilogue := scriptHeader, "", 3, `[ "$mode" = %[6]s ] && exit 0
 exit "$code"
 `
 	if gates != "" {
-		prologue, shift, epilogue = chainPrologue, 5, chainEpilogue
+		header, prologue, shift, epilogue = chainHeader, chainPrologue, 5, chainEpilogue
 	}
-	return fmt.Sprintf(`pid=
-caught=
-forward() { caught=$1; [ -z "$pid" ] || kill -"$1" "$pid" 2>/dev/null; }
-trap 'forward TERM' TERM
+	return fmt.Sprintf(header+`trap 'forward TERM' TERM
 trap 'forward HUP' HUP
 `+prologue+`{ %[1]s -c "$1" <&3 3<&- & } 3<&0
 pid=$!
@@ -215,6 +213,25 @@ fi
 `+epilogue, shellQuote(shell), shellQuote(resultsDir), MaxResultRead, jsonStringAWK, shellQuote(messagePath), v1.OnErrorContinue, shellQuote(gates), shift)
 }
 
+// scriptHeader starts the wrapper: forward passes a signal on to the
+// script, once it runs.
+const scriptHeader = `pid=
+caught=
+forward() { caught=$1; [ -z "$pid" ] || kill -"$1" "$pid" 2>/dev/null; }
+`
+
+// chainHeader is scriptHeader for a chained step, whose forward also
+// remembers, in stopped, that the step was signalled: the kubelet signals
+// every container of a Pod it stops at once, and a script that ends well
+// on its signal (a trap's exit 0, or any code under onError: continue)
+// must not hand the next step a turn that would start its command in a
+// run that is being stopped (chainEpilogue).
+const chainHeader = `pid=
+caught=
+stopped=
+forward() { caught=$1; stopped=$1; [ -z "$pid" ] || kill -"$1" "$pid" 2>/dev/null; }
+`
+
 // chainPrologue waits for a chained step's turn (see wrapperScript). A
 // shell without mkfifo (no image with a shell is known to lack it) polls
 // for N.done instead.
@@ -253,8 +270,10 @@ if [ -n "$after" ]; then
 fi
 `
 
-// chainEpilogue hands a chained step's turn on and exits.
-const chainEpilogue = `if [ "$mode" = %[6]s ] || [ "$code" -eq 0 ]; then handover ok; else handover skip; fi
+// chainEpilogue hands a chained step's turn on and exits: ok if the step
+// passed (or failed under onError: continue), skip if it failed or was
+// signalled (chainHeader).
+const chainEpilogue = `if [ -z "$stopped" ] && { [ "$mode" = %[6]s ] || [ "$code" -eq 0 ]; }; then handover ok; else handover skip; fi
 [ "$mode" = %[6]s ] && exit 0
 exit "$code"
 `
