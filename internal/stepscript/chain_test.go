@@ -221,3 +221,86 @@ func TestChainedStepStoppedHandsOverSkip(t *testing.T) {
 		}
 	}
 }
+
+// TestChainedStepsOfDifferentUsers runs chained steps as the users their
+// images name (a Pod that sets none runs each container as its image's
+// USER): each step must open the FIFO another user's step made. The gates'
+// directory is made by the steps in a sticky, world-writable directory, as
+// the Pod's /dev/shm is. It needs root, to run the steps as other users.
+func TestChainedStepsOfDifferentUsers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running steps as other users needs root")
+	}
+	const nonroot = 65532
+	tests := map[string][]uint32{
+		"root hands over to nonroot, and back": {0, nonroot, 0},
+		"nonroot hands over to root, and back": {nonroot, 0, nonroot},
+	}
+	for name, users := range tests {
+		t.Run(name, func(t *testing.T) {
+			base, err := os.MkdirTemp("", "chain-users-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			shm, resultsDir, log := filepath.Join(base, "shm"), filepath.Join(base, "results"), filepath.Join(base, "log")
+			for dir, mode := range map[string]os.FileMode{base: 0o755, shm: 0o777 | os.ModeSticky, resultsDir: 0o777} {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(dir, mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(log, nil, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(log, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			protocol := Protocol{MessageLimit: runstate.MaxTerminationMessage}
+			cmds := make([]*exec.Cmd, len(users))
+			messages := make([]string, len(users))
+			for i, uid := range users {
+				messages[i] = filepath.Join(shm, fmt.Sprintf("message-%d", i+1))
+				command := ChainedCommand(`echo "$(id -u)" >>"$LOG"`, "", protocol, i+1, len(users))
+				command[2] = wrapperScript("/bin/sh", resultsDir, messages[i], filepath.Join(shm, "minitask-steps")+"/")
+				cmds[i] = exec.Command("/bin/sh", command[1:]...)
+				cmds[i].Dir = base
+				cmds[i].Env = []string{"PATH=" + os.Getenv("PATH"), "LOG=" + log}
+				cmds[i].SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+			}
+			// The last first, so that each step waits for its turn.
+			for i := len(cmds) - 1; i >= 0; i-- {
+				if err := cmds[i].Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []wrapperRun
+			for i, cmd := range cmds {
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				select {
+				case err := <-done:
+					got = append(got, wrapperEnded(t, cmd, err, messages[i], "", ""))
+				case <-time.After(20 * time.Second):
+					for _, c := range cmds {
+						_ = c.Process.Kill()
+					}
+					t.Fatalf("step %d (user %d) did not end within 20 s: the chain hangs", i+1, users[i])
+				}
+			}
+			passed := wrapperRun{Message: `{"exitCode":0,"results":{}}`}
+			if diff := cmp.Diff([]wrapperRun{passed, passed, passed}, got); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+			b, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := strings.Fields(string(b)), []string{fmt.Sprint(users[0]), fmt.Sprint(users[1]), fmt.Sprint(users[2])}; !cmp.Equal(want, got) {
+				t.Errorf("the steps ran as users %q, want %q, in order", got, want)
+			}
+		})
+	}
+}

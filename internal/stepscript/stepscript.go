@@ -103,11 +103,12 @@ const scriptShell = "/bin/sh"
 
 // GatePrefix starts the paths through which the steps of a chained Pod hand
 // over to each other: GatePrefix+N.done, .turn and .fifo for step N (from
-// 1). /dev/shm is the Pod's own: its containers share the Pod's IPC
+// 1), in a directory of the Pod's /dev/shm that the steps make (see
+// chainPrologue). /dev/shm is the Pod's own: its containers share the Pod's IPC
 // namespace, and with it the sandbox's /dev/shm, in containerd and CRI-O
 // alike, so that the hand-over needs no volume (a volume costs a Pod's
 // start the kubelet's 300 ms wait for its mounts).
-const GatePrefix = "/dev/shm/minitask-step-"
+const GatePrefix = "/dev/shm/minitask-steps/"
 
 // wrapperScript returns the wrapper's text for scripts run by shell, results
 // in resultsDir and the termination message at messagePath; tests run it
@@ -235,19 +236,32 @@ forward() { caught=$1; stopped=$1; [ -z "$pid" ] || kill -"$1" "$pid" 2>/dev/nul
 // chainPrologue waits for a chained step's turn (see wrapperScript). A
 // shell without mkfifo (no image with a shell is known to lack it) polls
 // for N.done instead.
+//
+// The steps of a Pod may run as different users (each image's own USER,
+// where the Pod sets none), and a step must open the FIFO that another
+// created: gate makes the gates' directory writable by every user, at once
+// (umask 0, not a chmod after), and each FIFO readable and writable by
+// every user. The directory is the Pod's own, not /dev/shm itself, which is
+// sticky: there the kernel (fs.protected_fifos, which systemd sets to 1)
+// refuses any open that may create of a FIFO its opener does not own, and
+// a step's read-write open (<>) is one.
 const chainPrologue = `gates=%[7]s
 after=$4
 self=$5
+gate() {
+	[ -d "${gates%%/*}" ] || (umask 0; mkdir "${gates%%/*}") 2>/dev/null
+	mkfifo -m 666 "$gates$1.fifo" 2>/dev/null
+}
 handover() {
 	[ -n "$self" ] || return 0
+	gate "$self"
 	echo "$1" >"$gates$self.turn"
 	: >"$gates$self.done"
-	mkfifo "$gates$self.fifo" 2>/dev/null
 	[ -p "$gates$self.fifo" ] && echo go 1<>"$gates$self.fifo"
 	return 0
 }
 if [ -n "$after" ]; then
-	mkfifo "$gates$after.fifo" 2>/dev/null
+	gate "$after"
 	if [ -p "$gates$after.fifo" ]; then
 		{ [ -e "$gates$after.done" ] || read -r _ <&3; } 3<>"$gates$after.fifo" &
 	else
