@@ -8,6 +8,9 @@
 //	                                  which the samples name
 //	docker.io/library/golang:1.26     the same plus this machine's Go
 //	                                  toolchain, standing in for golang:1.26
+//	minitask.local/nonroot:stand-in   the busybox stand-in whose user is
+//	                                  nonroot (65532), as distroless-style
+//	                                  images with a shell name theirs
 //	minitask.local/noshell:stand-in   one static program (steptool) and
 //	                                  nothing else: no shell
 //	minitask.local/pause:stand-in     the same program, as the Pods' sandbox
@@ -46,6 +49,7 @@ import (
 // Image names, also read by the tests (test/e2enode) and the cluster script.
 const (
 	BusyboxImage = "minitask.local/busybox:stand-in"
+	NonRootImage = "minitask.local/nonroot:stand-in"
 	NoShellImage = "minitask.local/noshell:stand-in"
 	PauseImage   = "minitask.local/pause:stand-in"
 	AlpineImage  = "docker.io/library/alpine:3"
@@ -75,6 +79,7 @@ func main() {
 	images := map[string]v1.Image{
 		BusyboxImage: image(standIn("a busybox image"), v1.Config{Env: []string{path}, Cmd: []string{"sh"}}, shell),
 		AlpineImage:  image(standIn("alpine:3"), v1.Config{Env: []string{path}, Cmd: []string{"sh"}}, shell),
+		NonRootImage: image(standIn("a busybox image whose user is nonroot"), v1.Config{Env: []string{path}, Cmd: []string{"sh"}, User: "65532"}, shell),
 		GolangImage: image(standIn("golang:1.26"), v1.Config{
 			Env:        []string{"PATH=/go/bin:/usr/local/go/bin:" + strings.TrimPrefix(path, "PATH="), "GOPATH=/go", "GOTOOLCHAIN=local"},
 			WorkingDir: "/go",
