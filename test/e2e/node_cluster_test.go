@@ -29,11 +29,41 @@ import (
 // containers: their logs, the files they left, how the kubelet saw them end.
 
 // Images of the real node (hack/realnode/images): alpine:3 is a stand-in
-// with busybox's shell and commands; noshell holds only /steptool.
+// with busybox's shell and commands; nonroot is the same run as nonroot
+// (65532); noshell holds only /steptool.
 const (
 	alpineImage  = "alpine:3"
 	noShellImage = "minitask.local/noshell:stand-in"
+	nonRootImage = "minitask.local/nonroot:stand-in"
 )
+
+// nodePodShape is the Pod shape the real-node tests' manager builds
+// (startNodeManager): chained, so that every promise they check is kept by
+// chained Pods, the next release's default, on a real kubelet; Tasks the
+// chained shape cannot run fall back to init containers, as they would
+// anywhere. TestNodeInitContainers keeps the default shape proven.
+const nodePodShape = runstate.PodShapeChained
+
+// startNodeManager starts the manager of a real-node test, building
+// nodePodShape Pods, with extraArgs.
+func startNodeManager(t testing.TB, c *cluster, extraArgs ...string) *manager {
+	t.Helper()
+	return startManager(t, c, append([]string{"--pod-shape=" + nodePodShape}, extraArgs...)...)
+}
+
+// wantPodShape fails the test unless run's Pod has the shape annotation
+// shape ("" for none: a Pod of one step, or one built without asking for a
+// shape) and, for a fallback, a reason that holds why.
+func wantPodShape(t *testing.T, c *cluster, run *v1.TaskRun, shape, why string) {
+	t.Helper()
+	pod := runPod(t, c, run)
+	if got := pod.Annotations[runstate.AnnotationPodShape]; got != shape {
+		t.Errorf("TaskRun %s's Pod has shape %q (%q), want %q", run.Name, got, pod.Annotations[runstate.AnnotationPodShapeReason], shape)
+	}
+	if reason := pod.Annotations[runstate.AnnotationPodShapeReason]; !strings.Contains(reason, why) {
+		t.Errorf("TaskRun %s's Pod's shape reason is %q, want one that says %q", run.Name, reason, why)
+	}
+}
 
 // withRealNode creates the cluster with a real node instead of kwok's.
 func withRealNode(args []string) []string { return append(args, "--real-node") }
@@ -171,4 +201,40 @@ func stepStatus(pod *corev1.Pod, step string) (corev1.ContainerStatus, error) {
 		}
 	}
 	return corev1.ContainerStatus{}, fmt.Errorf("Pod %s has no status for step %q", pod.Name, step)
+}
+
+// wantNeverRan fails the test unless step of run never ran its command:
+// status.steps shows it never started (Waiting, or, in a run stopped by its
+// timeout or a cancel, Terminated with the run's reason and no start nor
+// exit code), and, in a chained Pod,
+// whose step containers all run from the start, its container printed
+// nothing once it ended (its wrapper waited for a turn that never came).
+// It returns that container's end, nil for a Pod of init containers.
+func wantNeverRan(t *testing.T, c *cluster, run *v1.TaskRun, step string) *corev1.ContainerStateTerminated {
+	t.Helper()
+	for _, s := range run.Status.Steps {
+		if s.Name == step && (s.StartedAt != nil || s.ExitCode != nil) {
+			t.Errorf("status.steps shows step %s of TaskRun %s %+v, want it never started", step, run.Name, s)
+		}
+	}
+	if !runstate.Chained(runPod(t, c, run)) {
+		return nil
+	}
+	// A run ends once a step fails, while its Pod's later containers may
+	// still be ending.
+	var ended *corev1.ContainerStateTerminated
+	waitFor(t, time.Minute, fmt.Sprintf("the container of step %s of %s to end", step, run.Name), func(ctx context.Context) error {
+		s, err := stepStatus(runPod(t, c, run), step)
+		if err != nil {
+			return err
+		}
+		if ended = s.State.Terminated; ended == nil {
+			return fmt.Errorf("it is %+v", s.State)
+		}
+		return nil
+	})
+	if log := stepLog(t, c, run, step); log != "" {
+		t.Errorf("step %s of TaskRun %s, which must never run, logged %q", step, run.Name, log)
+	}
+	return ended
 }

@@ -26,7 +26,7 @@ import (
 // the container wrote (the Pod logs API says so).
 func TestNodeDashboardLogs(t *testing.T) {
 	c := newNodeCluster(t, "node-dashboard")
-	startManager(t, c)
+	startNodeManager(t, c)
 	const step = "count"
 	task := wrappers.Task(ns, "lines").Description("Prints a line a second").
 		Step(step, alpineImage, `for i in 1 2 3 4 5 6; do echo "line $i"; sleep 1; done`).Obj()

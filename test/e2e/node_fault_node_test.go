@@ -56,7 +56,7 @@ type faultNode struct {
 func newFaultNode(t *testing.T, name string) *faultNode {
 	t.Helper()
 	c := newNodeCluster(t, name)
-	m := startManager(t, c, "--node-lost-timeout="+nodeLostTimeout.String())
+	m := startNodeManager(t, c, "--node-lost-timeout="+nodeLostTimeout.String())
 	n := &faultNode{c: c, m: m, files: t.TempDir(), claim: "fault-files"}
 	if err := os.Chmod(n.files, 0o777); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -145,6 +146,7 @@ func restartsLoseNothing(t *testing.T, n *faultNode) {
 				t.Errorf("kubectl task logs %s printed %q %d times, want once:\n%s", name, strings.TrimSpace(want), c, out)
 			}
 		}
+		wantPodShape(t, n.c, run, runstate.PodShapeChained, "")
 		p := runPod(t, n.c, run)
 		for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
 			if s.RestartCount != 0 {

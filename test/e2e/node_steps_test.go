@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -35,14 +36,19 @@ type nodeCase struct {
 	// during, if set, runs while the run goes on (it may wait for it).
 	during func(t *testing.T, c *cluster)
 	check  func(t *testing.T, c *cluster, run *v1.TaskRun)
+	// shape is the Pod's shape annotation when the manager asks for
+	// chained Pods: chained, init-containers (a fallback, its reason
+	// holding why), or none for a Task of one step.
+	shape, why string
 }
 
 // TestNodeSteps runs, on one real node and all at once, runs whose steps
 // hand files, results and exit codes on, fail, run without a shell, bind
-// every kind of workspace, get a token or none, and run out of memory.
+// every kind of workspace, get a token or none, run as their images' users,
+// and run out of memory; their Pods chained where the Task allows.
 func TestNodeSteps(t *testing.T) {
 	c := newNodeCluster(t, "node-steps")
-	startManager(t, c, "--pod-config-timeout="+podConfigTimeout.String())
+	startNodeManager(t, c, "--pod-config-timeout="+podConfigTimeout.String())
 	hostDir := t.TempDir()
 	// The kubelet writes here as the Pod's user; the restricted run's is 65532.
 	if err := os.Chmod(hostDir, 0o777); err != nil {
@@ -50,19 +56,52 @@ func TestNodeSteps(t *testing.T) {
 	}
 
 	cases := map[string]nodeCase{
-		"order-and-workspace":  orderAndWorkspace(),
-		"first-failure-stops":  firstFailureStops(),
-		"results-and-onerror":  resultsAndOnError(),
-		"shell-less-command":   shellLessCommand(),
-		"script-without-shell": scriptWithoutShell(),
-		"oom":                  outOfMemory(),
-		"volume-workspaces":    volumeWorkspaces(hostDir),
-		"token-when-named":     serviceAccountToken("token-when-named", true),
-		"no-token-by-default":  serviceAccountToken("no-token-by-default", false),
-		"late-configmap":       lateConfigMap(),
-		"missing-configmap":    missingConfigMap(),
-		"retry-real-failure":   retryAfterRealFailure(hostDir),
+		"order-and-workspace":          orderAndWorkspace(),
+		"first-failure-stops":          firstFailureStops(),
+		"results-and-onerror":          resultsAndOnError(),
+		"shell-less-command":           shellLessCommand(),
+		"script-without-shell":         scriptWithoutShell(),
+		"script-without-shell-chained": scriptWithoutShellAfterAStep(),
+		"oom":                          outOfMemory(),
+		"oom-among-steps":              outOfMemoryAmongSteps(),
+		"images-users":                 imagesUsers(),
+		"volume-workspaces":            volumeWorkspaces(hostDir),
+		"token-when-named":             serviceAccountToken("token-when-named", true),
+		"no-token-by-default":          serviceAccountToken("no-token-by-default", false),
+		"late-configmap":               lateConfigMap(),
+		"missing-configmap":            missingConfigMap(),
+		"retry-real-failure":           retryAfterRealFailure(hostDir),
 	}
+	runNodeCases(t, c, cases, true)
+	t.Run("samples", func(t *testing.T) {
+		t.Parallel()
+		checkSamples(t, c)
+	})
+}
+
+// TestNodeInitContainers runs, on a real node whose manager builds the
+// default Pod shape, init containers, the cases of TestNodeSteps whose
+// Tasks have many steps: the default shape stays proven on a real kubelet
+// while the other tests prove the chained one.
+func TestNodeInitContainers(t *testing.T) {
+	c := newNodeCluster(t, "node-init-containers")
+	startManager(t, c)
+	cases := map[string]nodeCase{
+		"order-and-workspace":          orderAndWorkspace(),
+		"first-failure-stops":          firstFailureStops(),
+		"results-and-onerror":          resultsAndOnError(),
+		"shell-less-command":           shellLessCommand(),
+		"script-without-shell-chained": scriptWithoutShellAfterAStep(),
+		"oom-among-steps":              outOfMemoryAmongSteps(),
+		"images-users":                 imagesUsers(),
+	}
+	runNodeCases(t, c, cases, false)
+}
+
+// runNodeCases runs cases on c all at once, and checks each once its run
+// has finished; chained says that the manager asks for chained Pods, whose
+// shapes the cases name.
+func runNodeCases(t *testing.T, c *cluster, cases map[string]nodeCase, chained bool) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -73,12 +112,13 @@ func TestNodeSteps(t *testing.T) {
 			}
 			run := waitFinished(t, c, 3*time.Minute, tc.run.Name)[tc.run.Name]
 			tc.check(t, c, run)
+			if chained {
+				wantPodShape(t, c, run, tc.shape, tc.why)
+			} else {
+				wantPodShape(t, c, run, "", "")
+			}
 		})
 	}
-	t.Run("samples", func(t *testing.T) {
-		t.Parallel()
-		checkSamples(t, c)
-	})
 }
 
 // orderAndWorkspace: three steps append to one file in a workspace the run
@@ -98,20 +138,20 @@ func orderAndWorkspace() nodeCase {
 			if got, want := stepLog(t, c, run, "three"), "one\ntwo\nthree\n"; got != want {
 				t.Errorf("the file the steps appended to reads %q, want %q", got, want)
 			}
-			// Each step started after the one before had finished.
-			pod := runPod(t, c, run)
+			// Each step started after the one before had finished, as
+			// status.steps says: when each step's command began and ended.
 			var prevEnd time.Time
-			for _, step := range []string{"one", "two", "three"} {
-				s, err := stepStatus(pod, step)
-				if err != nil || s.State.Terminated == nil {
-					t.Fatalf("step %q did not end: %v %+v", step, err, s.State)
+			for _, s := range run.Status.Steps {
+				if s.State != v1.StepTerminated || s.StartedAt == nil || s.FinishedAt == nil {
+					t.Fatalf("step %q did not end: %+v", s.Name, s)
 				}
-				if s.State.Terminated.StartedAt.Time.Before(prevEnd) {
-					t.Errorf("step %q started at %s, before the step before it ended (%s)", step, s.State.Terminated.StartedAt, prevEnd)
+				if s.StartedAt.Time.Before(prevEnd) {
+					t.Errorf("step %q started at %s, before the step before it ended (%s)", s.Name, s.StartedAt, prevEnd)
 				}
-				prevEnd = s.State.Terminated.FinishedAt.Time
+				prevEnd = s.FinishedAt.Time
 			}
 		},
+		shape: runstate.PodShapeChained,
 	}
 }
 
@@ -131,14 +171,23 @@ func firstFailureStops() nodeCase {
 			if got := stepLog(t, c, run, "fails"); got != "failing\n" {
 				t.Errorf("step fails logged %q, want %q", got, "failing\n")
 			}
-			s, err := stepStatus(runPod(t, c, run), "after")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
-				t.Errorf("step after ran after step fails had failed: %+v", s.State)
+			if ended := wantNeverRan(t, c, run, "after"); ended != nil {
+				// Chained, its container ran the wrapper alone, which
+				// wrote that it skipped the step.
+				if ended.Message != runstate.SkippedMessage || ended.ExitCode != 0 {
+					t.Errorf("step after's container ended %+v, want it to say it skipped the step", ended)
+				}
+			} else {
+				s, err := stepStatus(runPod(t, c, run), "after")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+					t.Errorf("step after ran after step fails had failed: %+v", s.State)
+				}
 			}
 		},
+		shape: runstate.PodShapeChained,
 	}
 }
 
@@ -169,6 +218,7 @@ func resultsAndOnError() nodeCase {
 				t.Errorf("how the steps ended (-want +got):\n%s", diff)
 			}
 		},
+		shape: runstate.PodShapeChained,
 	}
 }
 
@@ -189,6 +239,36 @@ func shellLessCommand() nodeCase {
 				t.Errorf("step read logged %q, want %q", got, want)
 			}
 		},
+		// Command steps may have no shell for the wait: init containers.
+		shape: runstate.PodShapeInitContainers, why: `step "write" runs a command, not a script`,
+	}
+}
+
+// scriptWithoutShellAfterAStep: a script step in an image with no /bin/sh,
+// after a step that runs for seconds, fails saying so, and the step after
+// it never runs. A chained Pod's containers all start at once, so the
+// kubelet fails to start it while the step before still runs: the run fails
+// at once, and stops that step.
+func scriptWithoutShellAfterAStep() nodeCase {
+	task := wrappers.Task(ns, "script-no-shell-second").Steps(
+		v1.Step{Name: "first", Image: alpineImage, Script: "echo first; sleep 5"},
+		v1.Step{Name: "script", Image: noShellImage, Script: "echo never"},
+		v1.Step{Name: "after", Image: alpineImage, Script: "echo after"},
+	).Obj()
+	return nodeCase{
+		before: []client.Object{task},
+		run:    wrappers.TaskRun(ns, "script-without-shell-second", task.Name).Obj(),
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
+			wantOutcome(t, run, "False/StepFailed")
+			if msg := conditionMessage(run); !strings.Contains(msg, `step "script"`) || !strings.Contains(msg, "no shell") {
+				t.Errorf("the message is %q; want one that names step \"script\" and says its image has no shell", msg)
+			}
+			if d := finishedIn(run); d > 30*time.Second {
+				t.Errorf("the run took %s to fail; a step that cannot start fails at once", d)
+			}
+			wantNeverRan(t, c, run, "after")
+		},
+		shape: runstate.PodShapeChained,
 	}
 }
 
@@ -232,6 +312,70 @@ func outOfMemory() nodeCase {
 				t.Errorf("status.steps: %+v, want step hog ended OOMKilled", got)
 			}
 		},
+	}
+}
+
+// outOfMemoryAmongSteps: the second of three script steps, each with a
+// memory limit, touches more memory than its limit (busybox's dd reads into
+// a buffer of its block size), and the kernel kills it; the run says so and
+// the step after never runs. Chained, the Pod requests the largest step's
+// memory once, and each container keeps its limit.
+func outOfMemoryAmongSteps() nodeCase {
+	limit := &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}
+	task := wrappers.Task(ns, "oom-among-steps").Steps(
+		v1.Step{Name: "small", Image: alpineImage, ComputeResources: limit, Script: "dd if=/dev/zero of=/dev/null bs=8M count=1"},
+		v1.Step{Name: "hog", Image: alpineImage, ComputeResources: limit, Script: "echo hogging; dd if=/dev/zero of=/dev/null bs=512M count=1"},
+		v1.Step{Name: "after", Image: alpineImage, ComputeResources: limit, Script: "echo after"},
+	).Obj()
+	return nodeCase{
+		before: []client.Object{task},
+		run:    wrappers.TaskRun(ns, "oom-among-steps", task.Name).Obj(),
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
+			wantOutcome(t, run, "False/StepFailed")
+			if msg := conditionMessage(run); !strings.Contains(msg, `step "hog"`) || !strings.Contains(msg, "OOMKilled") {
+				t.Errorf("the message is %q; want one naming step \"hog\" and OOMKilled", msg)
+			}
+			want := []stepEnd{{"small", 0, "Completed"}, {"hog", 137, "OOMKilled"}}
+			if diff := cmp.Diff(want, stepEnds(run)[:2]); diff != "" {
+				t.Errorf("how the steps ended (-want +got):\n%s", diff)
+			}
+			wantNeverRan(t, c, run, "after")
+			pod := runPod(t, c, run)
+			for _, ctr := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+				if got := ctr.Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("64Mi")) != 0 {
+					t.Errorf("container %s's memory limit is %s, want its step's 64Mi", ctr.Name, &got)
+				}
+			}
+		},
+		shape: runstate.PodShapeChained,
+	}
+}
+
+// imagesUsers: steps whose images name different users (root, then
+// nonroot, then root) hand files and their turns on to each other: the Pod
+// sets no user, so each container runs as its image's.
+func imagesUsers() nodeCase {
+	task := wrappers.Task(ns, "images-users").Workspace("w").Steps(
+		v1.Step{Name: "root", Image: alpineImage, Script: `id -u; echo from root > "$(workspaces.w.path)/note"; chmod 666 "$(workspaces.w.path)/note"; chmod 777 "$(workspaces.w.path)"`},
+		v1.Step{Name: "nonroot", Image: nonRootImage, Script: `id -u; cat "$(workspaces.w.path)/note"; echo from nonroot >> "$(workspaces.w.path)/note"`},
+		v1.Step{Name: "root-again", Image: alpineImage, Script: `id -u; cat "$(workspaces.w.path)/note"`},
+	).Obj()
+	return nodeCase{
+		before: []client.Object{task},
+		run:    wrappers.TaskRun(ns, "images-users", task.Name).Timeout(time.Minute).Obj(),
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
+			wantOutcome(t, run, "True/Succeeded")
+			for step, want := range map[string]string{
+				"root":       "0\n",
+				"nonroot":    "65532\nfrom root\n",
+				"root-again": "0\nfrom root\nfrom nonroot\n",
+			} {
+				if got := stepLog(t, c, run, step); got != want {
+					t.Errorf("step %s logged %q, want %q", step, got, want)
+				}
+			}
+		},
+		shape: runstate.PodShapeChained,
 	}
 }
 

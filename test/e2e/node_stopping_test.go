@@ -24,15 +24,18 @@ import (
 // TestNodeStopping runs, on one real node, what stops or outlives a step:
 // a timeout, a cancel (with and without a trap), a log followed while the
 // step runs, a namespace that enforces the restricted Pod Security level,
-// and a controller killed while steps run.
+// and a controller killed while steps run. Each Task has a step after the
+// one stopped, so that its Pod is chained and that step, waiting for its
+// turn when the Pod is stopped, must never run.
 func TestNodeStopping(t *testing.T) {
 	c := newNodeCluster(t, "node-stopping")
-	m := startManager(t, c)
+	m := startNodeManager(t, c)
 
 	t.Run("timeout-kills-the-step", func(t *testing.T) {
 		t.Parallel()
 		task := wrappers.Task(ns, "sleeper").Steps(
-			v1.Step{Name: "sleep", Image: alpineImage, Script: "echo started; sleep 600"}).Obj()
+			v1.Step{Name: "sleep", Image: alpineImage, Script: "echo started; sleep 600"},
+			v1.Step{Name: "after", Image: alpineImage, Script: "echo after"}).Obj()
 		run := wrappers.TaskRun(ns, "timeout", task.Name).Timeout(10 * time.Second).Obj()
 		create(t, c, task, run)
 		got := waitFinished(t, c, 2*time.Minute, run.Name)[run.Name]
@@ -59,12 +62,15 @@ func TestNodeStopping(t *testing.T) {
 		if log := stepLog(t, c, got, "sleep"); !strings.HasPrefix(log, "started\n") {
 			t.Errorf("the timed-out step's log reads %q, want it to start %q", log, "started\n")
 		}
+		wantNeverRan(t, c, got, "after")
+		wantPodShape(t, c, got, runstate.PodShapeChained, "")
 	})
 
 	t.Run("cancel-keeps-logs", func(t *testing.T) {
 		t.Parallel()
 		task := wrappers.Task(ns, "cancellable").Steps(
-			v1.Step{Name: "work", Image: alpineImage, Script: "echo before cancel; sleep 600"}).Obj()
+			v1.Step{Name: "work", Image: alpineImage, Script: "echo before cancel; sleep 600"},
+			v1.Step{Name: "after", Image: alpineImage, Script: "echo after"}).Obj()
 		run := wrappers.TaskRun(ns, "cancelled", task.Name).Obj()
 		create(t, c, task, run)
 		waitLogged(t, c, run, "work", "before cancel")
@@ -74,15 +80,19 @@ func TestNodeStopping(t *testing.T) {
 		if out := runPlugin(t, c, "logs", run.Name); !strings.Contains(out, "before cancel") {
 			t.Errorf("kubectl task logs after the cancel printed %q, which lacks %q", out, "before cancel")
 		}
+		wantNeverRan(t, c, got, "after")
+		wantPodShape(t, c, got, runstate.PodShapeChained, "")
 	})
 
 	t.Run("cancel-runs-the-trap", func(t *testing.T) {
 		t.Parallel()
 		// A shell runs a trap once the command in the foreground returns:
 		// a script that waits on a background job takes the signal at once.
+		// Its trap exits 0, which must not let the step after run.
 		task := wrappers.Task(ns, "trapping").Steps(
 			v1.Step{Name: "work", Image: alpineImage,
-				Script: "trap 'echo trapped TERM; exit 0' TERM\necho waiting\nsleep 600 &\nwait"}).Obj()
+				Script: "trap 'echo trapped TERM; exit 0' TERM\necho waiting\nsleep 600 &\nwait"},
+			v1.Step{Name: "after", Image: alpineImage, Script: "echo after"}).Obj()
 		run := wrappers.TaskRun(ns, "trapped", task.Name).Obj()
 		create(t, c, task, run)
 		waitLogged(t, c, run, "work", "waiting")
@@ -90,12 +100,15 @@ func TestNodeStopping(t *testing.T) {
 		got := waitFinished(t, c, time.Minute, run.Name)[run.Name]
 		wantOutcome(t, got, "False/TaskRunCancelled")
 		waitLogged(t, c, got, "work", "trapped TERM")
+		wantNeverRan(t, c, got, "after")
+		wantPodShape(t, c, got, runstate.PodShapeChained, "")
 	})
 
 	t.Run("logs-follow-a-running-step", func(t *testing.T) {
 		t.Parallel()
 		task := wrappers.Task(ns, "ticker").Steps(
-			v1.Step{Name: "tick", Image: alpineImage, Script: "for i in 1 2 3 4 5 6; do echo tick $i; sleep 1; done"}).Obj()
+			v1.Step{Name: "tick", Image: alpineImage, Script: "for i in 1 2 3 4 5 6; do echo tick $i; sleep 1; done"},
+			v1.Step{Name: "done", Image: alpineImage, Script: "echo done"}).Obj()
 		run := wrappers.TaskRun(ns, "followed", task.Name).Obj()
 		create(t, c, task, run)
 		lines := followLogs(t, c, run.Name)
@@ -103,7 +116,7 @@ func TestNodeStopping(t *testing.T) {
 		for _, l := range lines {
 			got = append(got, l.text)
 		}
-		want := []string{"[tick] tick 1", "[tick] tick 2", "[tick] tick 3", "[tick] tick 4", "[tick] tick 5", "[tick] tick 6"}
+		want := []string{"[tick] tick 1", "[tick] tick 2", "[tick] tick 3", "[tick] tick 4", "[tick] tick 5", "[tick] tick 6", "[done] done"}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("kubectl task logs -f printed %q, want %q", got, want)
 		}
@@ -138,6 +151,7 @@ func TestNodeStopping(t *testing.T) {
 		if log := stepLog(t, c, got, "read"); log != "65532\nwritten\n" {
 			t.Errorf("step read logged %q, want %q: the steps run as 65532 and can write the workspace", log, "65532\nwritten\n")
 		}
+		wantPodShape(t, c, got, runstate.PodShapeChained, "")
 	})
 
 	// Last, once the others have finished: a manager killed while steps
@@ -179,6 +193,7 @@ func TestNodeStopping(t *testing.T) {
 			if log := stepLog(t, c, got[n], "second"); log != "second\n" {
 				t.Errorf("TaskRun %s: step second logged %q", n, log)
 			}
+			wantPodShape(t, c, got[n], runstate.PodShapeChained, "")
 		}
 	})
 }
