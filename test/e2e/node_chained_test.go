@@ -24,31 +24,35 @@ func TestNodeChained(t *testing.T) {
 	c := newNodeCluster(t, "node-chained")
 	startNodeManager(t, c)
 
-	t.Run("ten-steps", func(t *testing.T) {
-		t.Parallel()
-		task := timedTask("ten-steps", 10, 0)
-		run := wrappers.TaskRun(ns, "ten-steps", task.Name).Obj()
-		create(t, c, task, run)
-		got := waitFinished(t, c, 3*time.Minute, run.Name)[run.Name]
-		wantOutcome(t, got, "True/Succeeded")
-		wantPodShape(t, c, got, runstate.PodShapeChained, "")
-		checkTimedSteps(t, c, got, 10)
-	})
-
-	t.Run("failing-middle-step", func(t *testing.T) {
-		t.Parallel()
-		task := timedTask("failing-middle-step", 6, 3)
-		run := wrappers.TaskRun(ns, "failing-middle-step", task.Name).Obj()
-		create(t, c, task, run)
-		got := waitFinished(t, c, 3*time.Minute, run.Name)[run.Name]
-		wantOutcome(t, got, "False/StepFailed")
-		wantMessage(t, got, `step "s3" exited with code 4`)
-		wantPodShape(t, c, got, runstate.PodShapeChained, "")
-		checkTimedSteps(t, c, got, 3)
-		for i := 4; i <= 6; i++ {
-			wantNeverRan(t, c, got, fmt.Sprintf("s%d", i))
-		}
-	})
+	tests := []struct {
+		name string
+		// steps is how many; failing the one that exits 4 (0: none).
+		steps, failing   int
+		outcome, message string
+	}{
+		{name: "ten-steps", steps: 10, outcome: "True/Succeeded", message: "every step exited 0"},
+		{name: "failing-middle-step", steps: 6, failing: 3, outcome: "False/StepFailed", message: `step "s3" exited with code 4`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			task := timedTask(tt.name, tt.steps, tt.failing)
+			run := wrappers.TaskRun(ns, tt.name, task.Name).Obj()
+			create(t, c, task, run)
+			got := waitFinished(t, c, 3*time.Minute, run.Name)[run.Name]
+			wantOutcome(t, got, tt.outcome)
+			wantMessage(t, got, tt.message)
+			wantPodShape(t, c, got, runstate.PodShapeChained, "")
+			ran := tt.steps
+			if tt.failing > 0 {
+				ran = tt.failing
+			}
+			checkTimedSteps(t, c, got, ran)
+			for i := ran + 1; i <= tt.steps; i++ {
+				wantNeverRan(t, c, got, fmt.Sprintf("s%d", i))
+			}
+		})
+	}
 }
 
 // timedTask is a Task named name of steps s1 to sN, each printing a line

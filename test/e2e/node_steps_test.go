@@ -259,13 +259,7 @@ func scriptWithoutShellAfterAStep() nodeCase {
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "script-without-shell-second", task.Name).Obj(),
 		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
-			wantOutcome(t, run, "False/StepFailed")
-			if msg := conditionMessage(run); !strings.Contains(msg, `step "script"`) || !strings.Contains(msg, "no shell") {
-				t.Errorf("the message is %q; want one that names step \"script\" and says its image has no shell", msg)
-			}
-			if d := finishedIn(run); d > 30*time.Second {
-				t.Errorf("the run took %s to fail; a step that cannot start fails at once", d)
-			}
+			wantNoShell(t, run)
 			wantNeverRan(t, c, run, "after")
 		},
 		shape: runstate.PodShapeChained,
@@ -282,14 +276,21 @@ func scriptWithoutShell() nodeCase {
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "script-without-shell", task.Name).Obj(),
 		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
-			wantOutcome(t, run, "False/StepFailed")
-			if msg := conditionMessage(run); !strings.Contains(msg, `step "script"`) || !strings.Contains(msg, "no shell") {
-				t.Errorf("the message is %q; want one that names step \"script\" and says its image has no shell", msg)
-			}
-			if d := finishedIn(run); d > 30*time.Second {
-				t.Errorf("the run took %s to fail; a step that cannot start fails at once", d)
-			}
+			wantNoShell(t, run)
 		},
+	}
+}
+
+// wantNoShell fails the test unless run failed at once, its message naming
+// step "script" and saying that its image has no shell.
+func wantNoShell(t *testing.T, run *v1.TaskRun) {
+	t.Helper()
+	wantOutcome(t, run, "False/StepFailed")
+	if msg := conditionMessage(run); !strings.Contains(msg, `step "script"`) || !strings.Contains(msg, "no shell") {
+		t.Errorf("the message is %q; want one that names step \"script\" and says its image has no shell", msg)
+	}
+	if d := finishedIn(run); d > 30*time.Second {
+		t.Errorf("the run took %s to fail; a step that cannot start fails at once", d)
 	}
 }
 
