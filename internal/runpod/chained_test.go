@@ -1,6 +1,7 @@
 package runpod
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -58,6 +59,12 @@ func containerEnded(code int32, message string, finishedAt int) corev1.Container
 		StartedAt: at(0), FinishedAt: at(finishedAt)}}
 }
 
+// withTimes is a passed step's message saying that its script ran from
+// testTime plus startedAt seconds to plus finishedAt.
+func withTimes(startedAt, finishedAt int) string {
+	return fmt.Sprintf(`{"exitCode":0,"startedAt":%d,"finishedAt":%d,"results":{}}`, at(startedAt).Unix(), at(finishedAt).Unix())
+}
+
 func waiting(reason string) corev1.ContainerState {
 	return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "it waits"}}
 }
@@ -94,6 +101,18 @@ func TestChainedStepStates(t *testing.T) {
 			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(5)},
 				{Name: "b", State: v1.StepTerminated, ExitCode: ptr.To[int32](2), Reason: v1.StepReasonContinued, StartedAt: tp(5), FinishedAt: tp(7)},
 				{Name: "c", State: v1.StepRunning, StartedAt: tp(7)}},
+		},
+		{
+			// The kubelet recorded a's end after b's command had begun,
+			// and b's after c's: the wrappers' times say when each
+			// command ran; c's message has none (an image without date).
+			name: "the steps' times are their scripts', as their messages say",
+			pod: chainedPod(corev1.PodSucceeded,
+				containerEnded(0, withTimes(0, 4), 6), containerEnded(0, withTimes(4, 5), 6), containerEnded(0, passed, 7)),
+			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(4)},
+				{Name: "b", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(4), FinishedAt: tp(5)},
+				{Name: "c", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(5), FinishedAt: tp(7)}},
+			outcome: succeeded(),
 		},
 		{
 			name: "a failed step: the steps after it were skipped and never started",

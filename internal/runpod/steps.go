@@ -1,6 +1,8 @@
 package runpod
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -40,14 +42,20 @@ func StepStates(pod *corev1.Pod) []v1.StepState {
 // (runstate.SkippedMessage), a step stopped while it waited neither. A step
 // whose turn came began when the step before it ended (its container ends
 // as soon as it has handed over) or, if later, when its own container
-// started. A step whose container cannot start is read as such, whatever
-// its turn (start_failure.go).
+// started. Once it has ended, its wrapper's message says, where it could,
+// when its script began and ended (stepscript's chainTimes), and those are
+// its times: the kubelet records a container's start only after its
+// process runs, and a container ends after it has handed over, so that its
+// times, read to the second, may not bound its command. A step whose
+// container cannot start is read as such, whatever its turn
+// (start_failure.go).
 func chainSteps(steps []v1.StepState, pod *corev1.Pod, containers []runstate.Step, statuses map[string]*corev1.ContainerStatus) {
 	turn := true
 	var handedOver *metav1.Time
 	for i, c := range containers {
 		cs := statuses[c.Container]
 		step := &steps[i]
+		scriptTimes(step, cs)
 		switch {
 		case startFailureOf(pod, c.Container, cs) != nil:
 		case !turn:
@@ -66,6 +74,20 @@ func chainSteps(steps []v1.StepState, pod *corev1.Pod, containers []runstate.Ste
 		}
 		turn = passed
 	}
+}
+
+// scriptTimes makes the times a chained step's ended container's message
+// holds the step's.
+func scriptTimes(step *v1.StepState, cs *corev1.ContainerStatus) {
+	if step.State != v1.StepTerminated || cs == nil || cs.State.Terminated == nil {
+		return
+	}
+	m, err := runstate.ParseTerminationMessage(cs.State.Terminated.Message)
+	if err != nil || m.StartedAt == nil || m.FinishedAt == nil || *m.FinishedAt < *m.StartedAt {
+		return
+	}
+	step.StartedAt = &metav1.Time{Time: time.Unix(*m.StartedAt, 0)}
+	step.FinishedAt = &metav1.Time{Time: time.Unix(*m.FinishedAt, 0)}
 }
 
 // containerStatuses returns the status of each of pod's containers, init

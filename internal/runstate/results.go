@@ -88,6 +88,11 @@ type TerminationMessage struct {
 	// ResultsTooLarge is set, and Results empty, when the results would
 	// have made the message longer than the kubelet keeps.
 	ResultsTooLarge *ResultsTooLarge `json:"resultsTooLarge,omitempty"`
+	// StartedAt and FinishedAt are when a chained step's script began and
+	// ended, in seconds since the epoch, as its wrapper read them (where
+	// the image has date): its container's times are not its command's.
+	StartedAt  *int64 `json:"startedAt,omitempty"`
+	FinishedAt *int64 `json:"finishedAt,omitempty"`
 }
 
 // ResultsTooLarge is what a script step reports of results that did not fit

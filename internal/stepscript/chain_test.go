@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,6 +69,7 @@ func chainCommands(t *testing.T, shell testShell, steps []chainStep) ([]*exec.Cm
 func runChain(t *testing.T, shell testShell, steps []chainStep, stop ...int) chainRun {
 	t.Helper()
 	cmds, messages, log := chainCommands(t, shell, steps)
+	since := time.Now()
 	outs := make([]*bytes.Buffer, len(cmds))
 	for i := len(cmds) - 1; i >= 0; i-- {
 		outs[i] = &bytes.Buffer{}
@@ -89,7 +92,9 @@ func runChain(t *testing.T, shell testShell, steps []chainStep, stop ...int) cha
 		go func() { done <- cmd.Wait() }()
 		select {
 		case err := <-done:
-			run.steps = append(run.steps, wrapperEnded(t, cmd, err, messages[i], outs[i].String(), ""))
+			ended := wrapperEnded(t, cmd, err, messages[i], outs[i].String(), "")
+			ended.Message = withoutTimes(t, ended.Message, hasDate(shell.path), since)
+			run.steps = append(run.steps, ended)
 		case <-time.After(20 * time.Second):
 			for _, c := range cmds {
 				_ = c.Process.Kill()
@@ -101,6 +106,41 @@ func runChain(t *testing.T, shell testShell, steps []chainStep, stop ...int) cha
 		run.log = strings.Fields(string(b))
 	}
 	return run
+}
+
+// chainTimesPattern matches the times in a chained step's message.
+var chainTimesPattern = regexp.MustCompile(`,"startedAt":([0-9]+),"finishedAt":([0-9]+)`)
+
+// withoutTimes returns a chained step's message without its times, after
+// checking them: a step that ran its script (its message has an exit code)
+// says when, between since and now to the second, its start first. Where
+// the shell's PATH has date it must (busybox's shell has its own date, on
+// no PATH).
+func withoutTimes(t *testing.T, message string, date bool, since time.Time) string {
+	t.Helper()
+	m := chainTimesPattern.FindStringSubmatch(message)
+	switch {
+	case !strings.HasPrefix(message, `{"exitCode":`):
+	case date && m == nil:
+		t.Errorf("the message %s has no times", message)
+	case m != nil:
+		started, _ := strconv.ParseInt(m[1], 10, 64)
+		finished, _ := strconv.ParseInt(m[2], 10, 64)
+		if started < since.Unix() || finished < started || finished > time.Now().Unix() {
+			t.Errorf("the message %s says the step ran from %d to %d, not within %d to %d", message, started, finished, since.Unix(), time.Now().Unix())
+		}
+	}
+	return chainTimesPattern.ReplaceAllString(message, "")
+}
+
+// hasDate says whether the PATH path has date on it.
+func hasDate(path string) bool {
+	for _, dir := range filepath.SplitList(path) {
+		if _, err := os.Stat(filepath.Join(dir, "date")); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // TestChainedStepsRunOneAtATime runs chained steps as processes started all
@@ -271,6 +311,7 @@ func TestChainedStepsOfDifferentUsers(t *testing.T) {
 				cmds[i].SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
 			}
 			// The last first, so that each step waits for its turn.
+			since := time.Now()
 			for i := len(cmds) - 1; i >= 0; i-- {
 				if err := cmds[i].Start(); err != nil {
 					t.Fatal(err)
@@ -282,7 +323,9 @@ func TestChainedStepsOfDifferentUsers(t *testing.T) {
 				go func() { done <- cmd.Wait() }()
 				select {
 				case err := <-done:
-					got = append(got, wrapperEnded(t, cmd, err, messages[i], "", ""))
+					ended := wrapperEnded(t, cmd, err, messages[i], "", "")
+					ended.Message = withoutTimes(t, ended.Message, hasDate(os.Getenv("PATH")), since)
+					got = append(got, ended)
 				case <-time.After(20 * time.Second):
 					for _, c := range cmds {
 						_ = c.Process.Kill()

@@ -163,8 +163,12 @@ func wrapperScript(shell, resultsDir, messagePath, gates string) string {
 	header, prologue, shift, epilogue := scriptHeader, "", 3, `[ "$mode" = %[6]s ] && exit 0
 exit "$code"
 `
+	// times, timesFormat and timesArg put the chained step's times in its
+	// message (chainTimes); the other wrapper's text stays as it was.
+	times, timesFormat, timesArg := "", "", ""
 	if gates != "" {
 		header, prologue, shift, epilogue = chainHeader, chainPrologue, 5, chainEpilogue
+		times, timesFormat, timesArg = chainTimes, "%s", ` "$times"`
 	}
 	return fmt.Sprintf(header+`trap 'forward TERM' TERM
 trap 'forward HUP' HUP
@@ -182,15 +186,15 @@ while :; do
 	[ "$last" -eq 127 ] || code=$last
 	break
 done
-mode=$2
+%[9]smode=$2
 limit=$3
 shift %[8]d
 dir=%[2]s
 if [ $# -eq 0 ]; then
-	printf '{"exitCode":%%d,"results":{}}' "$code" >%[5]s
+	printf '{"exitCode":%%d%[10]s,"results":{}}' "$code"%[11]s >%[5]s
 else
 	msg=$(
-		printf '{"exitCode":%%d,"results":{' "$code"
+		printf '{"exitCode":%%d%[10]s,"results":{' "$code"%[11]s
 		sep=
 		for name in "$@"; do
 			[ -f "$dir/$name" ] || continue
@@ -208,10 +212,11 @@ else
 		for name in "$@"; do
 			if [ -f "$dir/$name" ] && [ "$(($(wc -c <"$dir/$name")))" -gt %[3]d ]; then cut=true; fi
 		done
-		printf '{"exitCode":%%d,"results":{},"resultsTooLarge":{"size":%%d,"limit":%%d,"cut":%%s}}' "$code" "$((size))" "$limit" "$cut"
+		printf '{"exitCode":%%d%[10]s,"results":{},"resultsTooLarge":{"size":%%d,"limit":%%d,"cut":%%s}}' "$code"%[11]s "$((size))" "$limit" "$cut"
 	fi >%[5]s
 fi
-`+epilogue, shellQuote(shell), shellQuote(resultsDir), MaxResultRead, jsonStringAWK, shellQuote(messagePath), v1.OnErrorContinue, shellQuote(gates), shift)
+`+epilogue, shellQuote(shell), shellQuote(resultsDir), MaxResultRead, jsonStringAWK, shellQuote(messagePath), v1.OnErrorContinue, shellQuote(gates), shift,
+		times, timesFormat, timesArg)
 }
 
 // scriptHeader starts the wrapper: forward passes a signal on to the
@@ -282,6 +287,24 @@ if [ -n "$after" ]; then
 		exit 0
 	fi
 fi
+started=$(date +%%s 2>/dev/null)
+`
+
+// chainTimes, after a chained step's script has ended, makes its start and
+// end, in seconds since the epoch, the message's "startedAt" and
+// "finishedAt" (in times, as JSON, or empty where date is missing). The
+// controller reads them as the step's times: its container's are not the
+// command's, as the kubelet records a container's start only after its
+// process runs (a short step can even end before), and a step's container
+// ends after it has handed over, when the next step's command may already
+// run. Each is read on the step's side of the hand-over, so that to the
+// second a step's times bound its command, and never overlap the next's.
+const chainTimes = `ended=$(date +%s 2>/dev/null)
+times=
+case "$started$ended" in
+*[!0-9]*) ;;
+*) [ -n "$started" ] && [ -n "$ended" ] && times=",\"startedAt\":$started,\"finishedAt\":$ended" ;;
+esac
 `
 
 // chainEpilogue hands a chained step's turn on and exits: ok if the step
