@@ -347,3 +347,53 @@ func TestChainedStepsOfDifferentUsers(t *testing.T) {
 		})
 	}
 }
+
+// TestChainedStepStartedAgain starts a second container for a chained step
+// whose first is running, as a kubelet that restarted may: the step's script
+// runs once, and the second container ends as the first did, with its
+// code and message, saying why it ran nothing.
+func TestChainedStepStartedAgain(t *testing.T) {
+	for name, shell := range testShells(t) {
+		t.Run(name, func(t *testing.T) {
+			steps := []chainStep{
+				{script: `echo "start-$STEP" >>"$LOG"; sleep 0.3; exit 4`},
+				{script: `echo "start-$STEP" >>"$LOG"`},
+			}
+			cmds, messages, log := chainCommands(t, shell, steps)
+			again := exec.Command(cmds[0].Path, cmds[0].Args[1:]...)
+			again.Dir, again.Env = cmds[0].Dir, cmds[0].Env
+			var outs [3]bytes.Buffer
+			for i, cmd := range []*exec.Cmd{cmds[0], again, cmds[1]} {
+				cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			codes := make([]int, 3)
+			for i, cmd := range []*exec.Cmd{cmds[0], again, cmds[1]} {
+				if err := cmd.Wait(); err != nil {
+					exit, ok := err.(*exec.ExitError)
+					if !ok {
+						t.Fatal(err)
+					}
+					codes[i] = exit.ExitCode()
+				}
+			}
+			if diff := cmp.Diff([]int{4, 4, 0}, codes); diff != "" {
+				t.Errorf("exit codes of the step, its second container and the next step (-want +got):\n%s", diff)
+			}
+			b, _ := os.ReadFile(log)
+			if got := strings.Fields(string(b)); !cmp.Equal(got, []string{"start-1"}) {
+				t.Errorf("the scripts ran as %q, want the first step's once, and the next step skipped", got)
+			}
+			said := outs[0].String() + outs[1].String()
+			if !strings.Contains(said, "was started again") {
+				t.Errorf("neither container of the step said it was started again: %q", said)
+			}
+			message, _ := os.ReadFile(messages[0])
+			if got := withoutTimes(t, string(message), false, time.Time{}); got != `{"exitCode":4,"results":{}}` {
+				t.Errorf("the step's message is %q, want its script's code", got)
+			}
+		})
+	}
+}

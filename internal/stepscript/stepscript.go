@@ -250,6 +250,15 @@ forward() { caught=$1; stopped=$1; [ -z "$pid" ] || kill -"$1" "$pid" 2>/dev/nul
 // sticky: there the kernel (fs.protected_fifos, which systemd sets to 1)
 // refuses any open that may create of a FIFO its opener does not own, and
 // a step's read-write open (<>) is one.
+//
+// Once its turn has come, a step claims it (N.claim, made by mkdir, which
+// either makes it or fails): restartPolicy Never means at least once, not
+// once, for a kubelet that dies right after starting a container may make
+// it again when it comes back (kubernetes/kubernetes#83705), and a chained
+// Pod has every step's container made at its start. A container that finds
+// its step claimed runs nothing: it says so on stderr, waits for the step's
+// first container to end (N.exit), and ends as it did, with its message and
+// code. Where mkdir is missing, no step is claimed and each runs as before.
 const chainPrologue = `gates=%[7]s
 after=$4
 self=$5
@@ -287,6 +296,18 @@ if [ -n "$after" ]; then
 		exit 0
 	fi
 fi
+me=${self:-$((${after:-0} + 1))}
+claimed=
+[ -d "${gates%%/*}" ] || (umask 0; mkdir "${gates%%/*}") 2>/dev/null
+if mkdir "$gates$me.claim" 2>/dev/null; then
+	claimed=1
+elif [ -d "$gates$me.claim" ]; then
+	echo "minitask: this step's container was started again (by a kubelet that restarted); its command ran once, in the container before, and is not run again" >&2
+	until [ -e "$gates$me.exit" ]; do sleep 1 2>/dev/null || :; done
+	cat "$gates$me.message" >%[5]s 2>/dev/null
+	read -r final <"$gates$me.exit"
+	exit "${final:-1}"
+fi
 started=$(date +%%s 2>/dev/null)
 `
 
@@ -307,12 +328,19 @@ case "$started$ended" in
 esac
 `
 
-// chainEpilogue hands a chained step's turn on and exits: ok if the step
+// chainEpilogue records, for a container of the same step started again,
+// the step's message and code (see chainPrologue), then hands the turn on and
+// exits: ok if the step
 // passed (or failed under onError: continue), skip if it failed or was
 // signalled (chainHeader).
-const chainEpilogue = `if [ -z "$stopped" ] && { [ "$mode" = %[6]s ] || [ "$code" -eq 0 ]; }; then handover ok; else handover skip; fi
-[ "$mode" = %[6]s ] && exit 0
-exit "$code"
+const chainEpilogue = `final=$code
+[ "$mode" = %[6]s ] && final=0
+if [ -n "$claimed" ]; then
+	cat %[5]s >"$gates$me.message" 2>/dev/null
+	echo "$final" >"$gates$me.exit"
+fi
+if [ -z "$stopped" ] && { [ "$mode" = %[6]s ] || [ "$code" -eq 0 ]; }; then handover ok; else handover skip; fi
+exit "$final"
 `
 
 // Protocol is what the wrapper of every script step of a Pod is told: the
