@@ -2,6 +2,7 @@ package stepscript
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -372,8 +373,8 @@ func TestChainedStepStartedAgain(t *testing.T) {
 			codes := make([]int, 3)
 			for i, cmd := range []*exec.Cmd{cmds[0], again, cmds[1]} {
 				if err := cmd.Wait(); err != nil {
-					exit, ok := err.(*exec.ExitError)
-					if !ok {
+					var exit *exec.ExitError
+					if !errors.As(err, &exit) {
 						t.Fatal(err)
 					}
 					codes[i] = exit.ExitCode()

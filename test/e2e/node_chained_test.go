@@ -139,7 +139,7 @@ func parseStepTimes(log string) (stepTimes, error) {
 		to   *int64
 	}{{start[1], &s.start}, {start[2], &s.startUp}, {end[1], &s.endUp}, {end[2], &s.end}} {
 		if *f.to, err = strconv.ParseInt(strings.Replace(f.text, ".", "", 1), 10, 64); err != nil {
-			return stepTimes{}, fmt.Errorf("it logged %q: %v", log, err)
+			return stepTimes{}, fmt.Errorf("it logged %q: %w", log, err)
 		}
 	}
 	return s, nil
