@@ -48,7 +48,7 @@ func TestNodePodShapeRehearsal(t *testing.T) {
 		// cleanups would stop it.
 		if shape != tt.before {
 			m.stop()
-			m, shape = startManager(t, c, "--pod-shape="+tt.before), tt.before
+			m = startManager(t, c, "--pod-shape="+tt.before)
 		}
 		run := wrappers.TaskRun(ns, "across-"+tt.name, task.Name).Obj()
 		create(t, c, run)
