@@ -75,6 +75,11 @@ func waiting(reason string) corev1.ContainerState {
 func TestChainedStepStates(t *testing.T) {
 	passed := `{"exitCode":0,"results":{}}`
 	tp := func(seconds int) *metav1.Time { t := at(seconds); return &t }
+	// everyStepPassed is the steps of a Pod whose containers ended 0 at
+	// 1, 2 and 3 s, each step from the end of the one before.
+	everyStepPassed := []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(1)},
+		{Name: "b", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(1), FinishedAt: tp(2)},
+		{Name: "c", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(2), FinishedAt: tp(3)}}
 	tests := []struct {
 		name      string
 		pod       *corev1.Pod
@@ -159,11 +164,9 @@ func TestChainedStepStates(t *testing.T) {
 			whileRuns: true,
 		},
 		{
-			name: "every step passed, the Pod's phase not yet updated: the run has succeeded",
-			pod:  chainedPod(corev1.PodRunning, containerEnded(0, passed, 1), containerEnded(0, passed, 2), containerEnded(0, passed, 3)),
-			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(1)},
-				{Name: "b", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(1), FinishedAt: tp(2)},
-				{Name: "c", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(2), FinishedAt: tp(3)}},
+			name:    "every step passed, the Pod's phase not yet updated: the run has succeeded",
+			pod:     chainedPod(corev1.PodRunning, containerEnded(0, passed, 1), containerEnded(0, passed, 2), containerEnded(0, passed, 3)),
+			want:    everyStepPassed,
 			outcome: succeeded(),
 		},
 		{
@@ -174,11 +177,9 @@ func TestChainedStepStates(t *testing.T) {
 			outcome: failed(v1.ReasonStepFailed, `step "a" exited with code 3`),
 		},
 		{
-			name: "every step passed",
-			pod:  chainedPod(corev1.PodSucceeded, containerEnded(0, passed, 1), containerEnded(0, passed, 2), containerEnded(0, passed, 3)),
-			want: []v1.StepState{{Name: "a", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(0), FinishedAt: tp(1)},
-				{Name: "b", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(1), FinishedAt: tp(2)},
-				{Name: "c", State: v1.StepTerminated, ExitCode: ptr.To[int32](0), Reason: "Completed", StartedAt: tp(2), FinishedAt: tp(3)}},
+			name:    "every step passed",
+			pod:     chainedPod(corev1.PodSucceeded, containerEnded(0, passed, 1), containerEnded(0, passed, 2), containerEnded(0, passed, 3)),
+			want:    everyStepPassed,
 			outcome: succeeded(),
 		},
 	}
