@@ -22,7 +22,7 @@ type goal struct {
 }
 
 var goals = []goal{
-	{what: "conversion handler, every size and direction, within 1.5x of the faster decode+encode",
+	{what: "conversion handler, every size and direction, within 1.5x of the faster decode+encode of the same JSON",
 		base: "ConversionHandler", mode: "convert", unit: unitRatioToFloor, limit: 1.5},
 	{what: "peak heap of one review of 10,000 × 10 KB Tasks, as the API server writes it", base: "ConversionPeakHeap",
 		keys: map[string]string{"objects": "10000", "order": "api-server"}, unit: "peak-heap-MB", limit: 40, strict: true},
