@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -23,13 +24,16 @@ import (
 // for every container) cannot show. The step prints six lines a second
 // apart; the page, opened while the step runs, appends all six, in order,
 // an element each, over seconds, with no reload, and they are the lines
-// the container wrote (the Pod logs API says so).
+// the container wrote (the Pod logs API says so). A second step, waiting
+// its turn in the chained Pod meanwhile, shows its own line after them, and
+// the page says the Pod is chained.
 func TestNodeDashboardLogs(t *testing.T) {
 	c := newNodeCluster(t, "node-dashboard")
 	startNodeManager(t, c)
-	const step = "count"
-	task := wrappers.Task(ns, "lines").Description("Prints a line a second").
-		Step(step, alpineImage, `for i in 1 2 3 4 5 6; do echo "line $i"; sleep 1; done`).Obj()
+	const step, after = "count", "done"
+	task := wrappers.Task(ns, "lines").Description("Prints a line a second, then says it is done").
+		Step(step, alpineImage, `for i in 1 2 3 4 5 6; do echo "line $i"; sleep 1; done`).
+		Step(after, alpineImage, `echo counted`).Obj()
 	create(t, c, task)
 	d := startDashboard(t, c)
 	ctx := tab(t, newBrowser(t))
@@ -64,31 +68,43 @@ func TestNodeDashboardLogs(t *testing.T) {
 	if err := json.Unmarshal([]byte(eval[string](t, ctx, "JSON.stringify(window.__lines)")), &lines); err != nil {
 		t.Fatal(err)
 	}
-	var texts []string
+	var texts, afterTexts []string
+	var counted []logLine // step's lines, with when each appeared
 	for _, l := range lines {
-		if l.Step != step {
-			t.Errorf("the page appended %q to step %q's log; the run has only step %q", l.Text, l.Step, step)
-			continue
+		switch l.Step {
+		case step:
+			texts = append(texts, strings.TrimSuffix(l.Text, "\n"))
+			counted = append(counted, l)
+		case after:
+			afterTexts = append(afterTexts, strings.TrimSuffix(l.Text, "\n"))
+		default:
+			t.Errorf("the page appended %q to step %q's log; the run has only steps %q and %q", l.Text, l.Step, step, after)
 		}
-		texts = append(texts, strings.TrimSuffix(l.Text, "\n"))
 	}
 	want := []string{"line 1", "line 2", "line 3", "line 4", "line 5", "line 6"}
 	if !slices.Equal(texts, want) {
-		t.Fatalf("the page appended %q, want %q, one element each", texts, want)
+		t.Fatalf("the page appended %q to step %s, want %q, one element each", texts, step, want)
+	}
+	if !slices.Equal(afterTexts, []string{"counted"}) {
+		t.Errorf("the page appended %q to step %s, want its one line", afterTexts, after)
+	}
+	if facts := eval[string](t, ctx, `document.querySelector("dl.facts").innerText`); !strings.Contains(facts, "Pod shape\nchained (") {
+		t.Errorf("the run's facts do not say its Pod is chained:\n%s", facts)
 	}
 	// What the page showed is what the container wrote.
 	run := waitFinished(t, c, time.Minute, "lines-1")["lines-1"]
 	wantOutcome(t, run, "True/Succeeded")
+	wantPodShape(t, c, run, runstate.PodShapeChained, "")
 	if got := stepLog(t, c, run, step); got != strings.Join(want, "\n")+"\n" {
 		t.Errorf("the Pod logs API gives step %s's log as %q, want the six lines", step, got)
 	}
 	// The lines came one by one, as written: a second apart, so the first
 	// was shown seconds before the last was written.
 	var gaps []string
-	for i := 1; i < len(lines); i++ {
-		gaps = append(gaps, fmt.Sprintf("%dms", lines[i].At-lines[i-1].At))
+	for i := 1; i < len(counted); i++ {
+		gaps = append(gaps, fmt.Sprintf("%dms", counted[i].At-counted[i-1].At))
 	}
-	first, last := time.UnixMilli(lines[0].At), time.UnixMilli(lines[len(lines)-1].At)
+	first, last := time.UnixMilli(counted[0].At), time.UnixMilli(counted[len(counted)-1].At)
 	t.Logf("the first line was on the page %dms after it was opened; the lines came over %dms, %s apart",
 		first.Sub(opened).Milliseconds(), last.Sub(first).Milliseconds(), strings.Join(gaps, ", "))
 	if spread := last.Sub(first); spread < 3*time.Second {
