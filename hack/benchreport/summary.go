@@ -118,9 +118,9 @@ var summaries = []summary{
 		fig("admission passes per rewrite", "StorageMigration", "admission-passes/object", decimal),
 	}},
 	{id: "reads", title: "6. Reads and writes through conversion", figures: []figure{
-		fig("LIST 1,500 Tasks, v1alpha1 / v1beta1", "ListThroughConversion", "ratio", times),
+		fig("LIST 1,500 Tasks, v1alpha1 / v1", "ListThroughConversion", "ratio", times),
 		fig("cold LIST 10,000, v1alpha1", "ColdList", "cold-v1alpha1-ms", ms),
-		fig("v1beta1", "ColdList", "cold-v1beta1-ms", ms),
+		fig("v1 (stored)", "ColdList", "cold-v1-ms", ms),
 		fig("ratio", "ColdList", "cold-ratio", times),
 		fig("create p99, with reviews", "WriteLatency", "p99-ms", ms).where(map[string]string{"watch-cache": "on", "delay": "0ms"}),
 		fig("without", "WriteLatency", "p99-ms", ms).where(map[string]string{"watch-cache": "off"}),

@@ -15,16 +15,19 @@ import (
 )
 
 // BenchmarkColdList measures the first LIST of 10,000 ~10 KB Tasks after a
-// kube-apiserver restart (etcd keeps them), in v1alpha1 and in v1beta1, the
-// stored version: what a client such as a controller starting with the API
-// server waits for.
+// kube-apiserver restart (etcd keeps them), in v1alpha1, in v1beta1 and in
+// v1, the stored version since release 6: what a client such as a
+// controller starting with the API server waits for. Its ratio is
+// v1alpha1's time over v1's, conversion against none; v1beta1, converted
+// too since release 6 (until then it was stored, and the reference), is
+// reported beside them.
 //
 // What the figure is, in Kubernetes 1.37: the API server builds a CRD's
 // storage, with one watch cache per served version, at the first request for
 // any of its resources, and each cache fills itself by LISTing etcd and
-// decoding every object into its own version. The v1alpha1 cache has every
-// object converted by the webhook, one review per object; the v1beta1 cache
-// converts nothing. A LIST with no resourceVersion is a consistent read
+// decoding every object into its own version. The v1alpha1 and v1beta1
+// caches have every object converted by the webhook, one review per object;
+// the v1 cache converts nothing. A LIST with no resourceVersion is a consistent read
 // served from the cache once that cache is initialized; until then the API
 // server answers it 429 (a LIST with a limit and no selector would go to
 // etcd instead, paged, with no watch cache). So each cold LIST is both
@@ -35,7 +38,7 @@ import (
 // back-off more than the API server.
 //
 // Each measured LIST is the first request for Tasks after its own restart.
-// The pair runs twice, v1alpha1 first and then v1beta1 first; each version's
+// The three run twice, v1alpha1 first and then v1 first; each version's
 // slower cold LIST counts. It also counts the conversion requests our
 // webhook served during each cold LIST. It ignores b.N: run it with
 // -benchtime=1x. With -short it is skipped.
@@ -56,7 +59,7 @@ func BenchmarkColdList(b *testing.B) {
 	took, waited := map[string][]time.Duration{}, map[string][]time.Duration{}
 	conversions := map[string][]float64{}
 	var size int
-	for _, order := range [][]string{{"v1alpha1", "v1beta1"}, {"v1beta1", "v1alpha1"}} {
+	for _, order := range [][]string{{"v1alpha1", "v1beta1", "v1"}, {"v1", "v1beta1", "v1alpha1"}} {
 		for _, version := range order {
 			env.RestartAPIServer(b)
 			waitForTasksServed(b, clientset)
@@ -71,17 +74,17 @@ func BenchmarkColdList(b *testing.B) {
 				version, order, l.took, l.waited, l.tooMany, l.retryAfter, float64(l.size)/1e6, calls)
 		}
 	}
-	alpha, beta := slices.Max(took["v1alpha1"]), slices.Max(took["v1beta1"])
-	b.ReportMetric(float64(alpha)/float64(time.Millisecond), "cold-v1alpha1-ms")
-	b.ReportMetric(float64(beta)/float64(time.Millisecond), "cold-v1beta1-ms")
-	b.ReportMetric(float64(alpha)/float64(beta), "cold-ratio")
-	b.ReportMetric(float64(slices.Max(waited["v1alpha1"]))/float64(time.Millisecond), "cold-v1alpha1-429-ms")
-	b.ReportMetric(float64(slices.Max(waited["v1beta1"]))/float64(time.Millisecond), "cold-v1beta1-429-ms")
+	alpha, beta, stored := slices.Max(took["v1alpha1"]), slices.Max(took["v1beta1"]), slices.Max(took["v1"])
+	for _, version := range []string{"v1alpha1", "v1beta1", "v1"} {
+		b.ReportMetric(float64(slices.Max(took[version]))/float64(time.Millisecond), "cold-"+version+"-ms")
+		b.ReportMetric(float64(slices.Max(waited[version]))/float64(time.Millisecond), "cold-"+version+"-429-ms")
+		b.ReportMetric(mean(conversions[version]), "conversions/cold-"+version+"-list")
+	}
+	b.ReportMetric(float64(alpha)/float64(stored), "cold-ratio")
+	b.ReportMetric(float64(beta)/float64(stored), "cold-v1beta1-ratio")
 	b.ReportMetric(float64(size)/1e6, "MB")
-	b.ReportMetric(mean(conversions["v1alpha1"]), "conversions/cold-v1alpha1-list")
-	b.ReportMetric(mean(conversions["v1beta1"]), "conversions/cold-v1beta1-list")
 	b.ReportMetric(0, "ns/op")
-	b.Logf("cold LIST of %d Tasks (%.1f MB): v1alpha1 %v, v1beta1 %v (slower of two each)", objects, float64(size)/1e6, alpha, beta)
+	b.Logf("cold LIST of %d Tasks (%.1f MB): v1alpha1 %v, v1beta1 %v, v1 %v (slower of two each)", objects, float64(size)/1e6, alpha, beta, stored)
 }
 
 // coldListResult is one cold LIST: how long from the first request to the
@@ -119,13 +122,13 @@ func coldList(b *testing.B, clientset kubernetes.Interface, path string, timeout
 	}
 }
 
-// waitForTasksServed waits until discovery lists Tasks in both versions:
+// waitForTasksServed waits until discovery lists Tasks in every version:
 // the restarted API server has read the CRD from etcd. Discovery does not
 // touch the Tasks' storage, so their watch caches stay cold.
 func waitForTasksServed(b *testing.B, clientset kubernetes.Interface) {
 	b.Helper()
 	testenv.Eventually(b, func() (bool, string) {
-		for _, version := range []string{"v1alpha1", "v1beta1"} {
+		for _, version := range []string{"v1alpha1", "v1beta1", "v1"} {
 			resources, err := clientset.Discovery().ServerResourcesForGroupVersion("minitask.dev/" + version)
 			if err != nil {
 				return false, err.Error()
