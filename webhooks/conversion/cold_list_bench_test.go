@@ -27,12 +27,12 @@ import (
 // any of its resources, and each cache fills itself by LISTing etcd and
 // decoding every object into its own version. The v1alpha1 and v1beta1
 // caches have every object converted by the webhook, one review per object;
-// the v1 cache converts nothing. A LIST with no resourceVersion is a consistent read
-// served from the cache once that cache is initialized; until then the API
-// server answers it 429 (a LIST with a limit and no selector would go to
-// etcd instead, paged, with no watch cache). So each cold LIST is both
-// caches filling at once on the same CPUs, then the LIST served from its
-// own. The benchmark asks again 100 ms after each 429 rather than after the
+// the v1 cache converts nothing. A LIST with no resourceVersion is a
+// consistent read served from the cache once that cache is initialized;
+// until then the API server answers it 429 (a LIST with a limit and no
+// selector would go to etcd instead, paged, with no watch cache). So each
+// cold LIST is every cache filling at once on the same CPUs, then the LIST
+// served from its own. The benchmark asks again 100 ms after each 429 rather than after the
 // Retry-After, which client-go would wait out: that grows with the wait
 // (1 s, then up to 30 s past a minute) and would measure client-go's
 // back-off more than the API server.
