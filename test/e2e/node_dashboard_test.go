@@ -68,25 +68,27 @@ func TestNodeDashboardLogs(t *testing.T) {
 	if err := json.Unmarshal([]byte(eval[string](t, ctx, "JSON.stringify(window.__lines)")), &lines); err != nil {
 		t.Fatal(err)
 	}
-	var texts, afterTexts []string
-	var counted []logLine // step's lines, with when each appeared
+	byStep := map[string][]logLine{}
 	for _, l := range lines {
-		switch l.Step {
-		case step:
-			texts = append(texts, strings.TrimSuffix(l.Text, "\n"))
-			counted = append(counted, l)
-		case after:
-			afterTexts = append(afterTexts, strings.TrimSuffix(l.Text, "\n"))
-		default:
+		if l.Step != step && l.Step != after {
 			t.Errorf("the page appended %q to step %q's log; the run has only steps %q and %q", l.Text, l.Step, step, after)
 		}
+		byStep[l.Step] = append(byStep[l.Step], l)
 	}
+	texts := func(lines []logLine) []string {
+		var texts []string
+		for _, l := range lines {
+			texts = append(texts, strings.TrimSuffix(l.Text, "\n"))
+		}
+		return texts
+	}
+	counted := byStep[step] // with when each line appeared
 	want := []string{"line 1", "line 2", "line 3", "line 4", "line 5", "line 6"}
-	if !slices.Equal(texts, want) {
-		t.Fatalf("the page appended %q to step %s, want %q, one element each", texts, step, want)
+	if got := texts(counted); !slices.Equal(got, want) {
+		t.Fatalf("the page appended %q to step %s, want %q, one element each", got, step, want)
 	}
-	if !slices.Equal(afterTexts, []string{"counted"}) {
-		t.Errorf("the page appended %q to step %s, want its one line", afterTexts, after)
+	if got := texts(byStep[after]); !slices.Equal(got, []string{"counted"}) {
+		t.Errorf("the page appended %q to step %s, want its one line", got, after)
 	}
 	if facts := eval[string](t, ctx, `document.querySelector("dl.facts").innerText`); !strings.Contains(facts, "Pod shape\nchained (") {
 		t.Errorf("the run's facts do not say its Pod is chained:\n%s", facts)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +139,7 @@ func (f *decodeEncodeFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, raw := range review.Request.Objects {
 		obj, _, err := f.decoder.Decode(raw.Raw)
 		if err == nil {
-			err = readStashOf(obj, func(value string, into any) error { return json.Unmarshal([]byte(value), into) })
+			err = readStashOf(obj, decodeStashEncodingJSON)
 		}
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)
@@ -218,6 +219,46 @@ func readStashOf(obj runtime.Object, decode func(value string, into any) error) 
 		return nil
 	}
 	return decode(value, into)
+}
+
+// decodeStashEncodingJSON is decodeStash with encoding/json, for the floor
+// in controller-runtime's way.
+func decodeStashEncodingJSON(value string, into any) error {
+	return json.Unmarshal([]byte(value), into)
+}
+
+// TestFloorsReadEveryStash holds readStashOf to the benchmark's inputs:
+// every object that carries a stash has it read by both floors' decoders,
+// into types that take its content (a type that did not would read nothing,
+// and the floor would do less than the handler).
+func TestFloorsReadEveryStash(t *testing.T) {
+	decoders := map[string]func(value string, into any) error{
+		"codec":         decodeStash,
+		"encoding/json": decodeStashEncodingJSON,
+	}
+	stashes := 0
+	for _, input := range handlerBenchmarkInputs(t) {
+		for _, obj := range input.Objects(2) {
+			if obj.(metav1.Object).GetAnnotations()[AnnotationConversionData] == "" {
+				continue
+			}
+			stashes++
+			for name, decode := range decoders {
+				read := false
+				err := readStashOf(obj, func(value string, into any) error {
+					err := decode(value, into)
+					read = err == nil && !reflect.ValueOf(into).Elem().IsZero()
+					return err
+				})
+				if err != nil || !read {
+					t.Errorf("%s, %s floor: the stash was not read (error %v)", input.PairName(2), name, err)
+				}
+			}
+		}
+	}
+	if stashes == 0 {
+		t.Fatal("no benchmark input carries a stash")
+	}
 }
 
 // benchmarkInput is one kind in one direction: objects of version From,
