@@ -32,6 +32,10 @@ type Repairer struct {
 	HTTPClient *http.Client
 	// Writer patches their status.
 	Writer client.Client
+	// Reader reads the TaskRun CRD, uncached, before each pass: a pass is
+	// made only while its storedVersions may hold runs with such times
+	// (needed). Nil, every pass is made.
+	Reader client.Reader
 	// Backoff paces the passes Start tries again; zero means defaultBackoff.
 	Backoff wait.Backoff
 }
@@ -45,7 +49,8 @@ var defaultBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1,
 // NeedLeaderElection makes the repair run on the leader only.
 func (*Repairer) NeedLeaderElection() bool { return true }
 
-// Start repairs every stored TaskRun, logging what it did. A pass that
+// Start repairs every stored TaskRun, logging what it did, if the TaskRun
+// CRD's storedVersions says that one may need it; else it reads nothing. A pass that
 // stopped early (a LIST that failed, an API server that could not serve) is
 // made again, with backoff, until one completes or the manager stops. Runs
 // the API server refused are logged, not retried: a restart tries them
@@ -61,6 +66,9 @@ func (r *Repairer) Start(ctx context.Context) error {
 	// DelayFunc, unlike ExponentialBackoff, keeps trying once the delay
 	// reaches the cap.
 	_ = backoff.DelayFunc().Until(ctx, true, false, func(ctx context.Context) (bool, error) {
+		if !r.needed(ctx) {
+			return true, nil
+		}
 		repaired, err := r.Repair(ctx)
 		var incomplete *IncompleteError
 		switch {
@@ -81,7 +89,10 @@ func (r *Repairer) Start(ctx context.Context) error {
 }
 
 // Repair rewrites, in every TaskRun, each time a typed decode would refuse,
-// and returns how many TaskRuns it patched. It patches a page's runs after
+// and returns how many TaskRuns it patched, whatever storedVersions says
+// (Start asks it first). It lists them through v1beta1, the version the
+// runs that may hold such times are stored in (see the package
+// documentation). It patches a page's runs after
 // reading the page, in the order listed, holding only those that need it.
 //
 // A run that cannot be patched does not stop the others. One deleted since
