@@ -25,6 +25,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
+	"github.com/minitask-dev/minitask/internal/storedversions"
 	"github.com/minitask-dev/minitask/internal/timerepair"
 	"github.com/minitask-dev/minitask/webhooks"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
@@ -209,8 +210,15 @@ func run(o options) error {
 	if o.conversionHandler != conversion.HandlerMinitask {
 		log.Info("The conversion webhook is served by another handler than the default", "conversionHandler", o.conversionHandler)
 	}
+	// The TaskRun CRD's storedVersions, watched on every replica: the stash
+	// guard decodes a v1 status write only while a run that release 2
+	// stored may remain.
+	storedVersions := &storedversions.Watcher{Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient()}
+	if err := mgr.Add(storedVersions); err != nil {
+		return err
+	}
 	if err := webhooks.SetupWithOptions(mgr, webhooks.Options{
-		ServiceAccountUseCheck: o.saUseCheck, ConversionHandler: o.conversionHandler,
+		ServiceAccountUseCheck: o.saUseCheck, ConversionHandler: o.conversionHandler, StoredVersions: storedVersions,
 	}); err != nil {
 		return err
 	}
@@ -237,8 +245,10 @@ func run(o options) error {
 			return err
 		}
 		// Times an earlier release let in and Go cannot read would keep the
-		// controller's cache of TaskRuns from ever syncing.
-		if err := mgr.Add(&timerepair.Repairer{Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient(), Writer: mgr.GetClient()}); err != nil {
+		// controller's cache of TaskRuns from ever syncing; read only while
+		// the TaskRun CRD's storedVersions says a run may hold one.
+		if err := mgr.Add(&timerepair.Repairer{Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient(),
+			Writer: mgr.GetClient(), Reader: mgr.GetAPIReader()}); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,10 @@ type Options struct {
 	// ConversionHandler is --conversion-handler: which handler serves
 	// /convert (conversion.HandlerMinitask or conversion.HandlerControllerRuntime).
 	ConversionHandler string
+	// StoredVersions, if set, tells the stash guard when no TaskRun that
+	// release 2 stored can remain, so that it need not decode v1 status
+	// writes (the manager's storedversions.Watcher); unset, it decodes them.
+	StoredVersions stashguard.StoredVersions
 }
 
 // DefaultOptions are the flags' defaults.
@@ -77,7 +81,7 @@ func SetupWithOptions(mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("registering the TaskRun webhooks: %w", err)
 	}
 	validation.RegisterRelease5Paths(mgr, runs)
-	if err := stashguard.Register(mgr); err != nil {
+	if err := stashguard.Register(mgr, o.StoredVersions); err != nil {
 		return fmt.Errorf("registering the conversion annotation's guard: %w", err)
 	}
 	conditiontime.Register(mgr)
