@@ -1,0 +1,62 @@
+package storedversions_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/minitask-dev/minitask/internal/storedversions"
+	"github.com/minitask-dev/minitask/internal/testing/testenv"
+	"github.com/minitask-dev/minitask/webhooks"
+)
+
+// TestWatcherFollowsStoredVersions runs the Watcher against a real API
+// server: it says may-hold until it has read the CRD, then follows what
+// storedVersions says as it changes while it runs, as a rollback to release
+// 5 (v1beta1 stored again) and the migration back to v1 change it.
+func TestWatcherFollowsStoredVersions(t *testing.T) {
+	env := testenv.ForTest(t, webhooks.SetupWithManager)
+	w := &storedversions.Watcher{Config: env.Config}
+	if !w.MayHoldUnreadableTimes() {
+		t.Fatal("a Watcher not started says no run may hold such times; want may-hold")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- w.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+
+	for _, stored := range [][]string{{"v1"}, {"v1", "v1beta1"}, {"v1beta1"}, {"v1beta1", "v1"}, {"v1"}} {
+		setStoredVersions(t, env, stored)
+		want := storedversions.MayHoldUnreadableTimes(stored)
+		testenv.Eventually(t, func() (bool, string) {
+			got := w.MayHoldUnreadableTimes()
+			return got == want, fmt.Sprintf("MayHoldUnreadableTimes() = %v", got)
+		}, "the Watcher to follow storedVersions %q (want %v)", stored, want)
+	}
+}
+
+// setStoredVersions sets the TaskRun CRD's status.storedVersions, as an
+// upgrade, a rollback or a migration does.
+func setStoredVersions(t *testing.T, env *testenv.Env, stored []string) {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: storedversions.TaskRuns}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(crd.Status.StoredVersions, stored) {
+		return
+	}
+	crd.Status.StoredVersions = stored
+	if err := env.Client.Status().Update(t.Context(), crd); err != nil {
+		t.Fatalf("setting storedVersions to %q: %v", stored, err)
+	}
+}

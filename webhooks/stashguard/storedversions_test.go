@@ -1,0 +1,75 @@
+package stashguard
+
+import (
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/minitask-dev/minitask/config/crd"
+	"github.com/minitask-dev/minitask/internal/storedversions"
+)
+
+// storedVersionsSaying is a StoredVersions that says mayHold.
+type storedVersionsSaying bool
+
+func (s storedVersionsSaying) MayHoldUnreadableTimes() bool { return bool(s) }
+
+// TestV1StatusWritesSkipTheDecodeOnlyWhereNoRelease2RunRemains: a v1 status
+// write is judged only for a run that no typed decode takes (a time release
+// 2 let in), so it is refused while one may remain and allowed undecoded
+// once the CRD's storedVersions says none can; a main-resource write is
+// still decoded, for its size and for such a run. Unknown (no watcher, or
+// none seen yet) decodes.
+func TestV1StatusWritesSkipTheDecodeOnlyWhereNoRelease2RunRemains(t *testing.T) {
+	const (
+		release2Run = `{"spec":{"taskRef":{"name":"t"},"timeouts":{"total":"1h"}},"status":{"startTime":"2024-05-01t10:00:00z"}}`
+		readable    = `{"spec":{"taskRef":{"name":"t"},"timeouts":{"total":"1h"}},"status":{"startTime":"2024-05-01T10:00:00Z"}}`
+		notJSON     = `{"status":`
+	)
+	statusWrite := func(old, obj string) admission.Request {
+		return v1Request(admissionv1.Update, "status", old, obj)
+	}
+	tests := map[string]struct {
+		storedVersions StoredVersions
+		req            admission.Request
+		allowed        bool
+	}{
+		"no watcher: a status write keeping release 2's time is refused": {
+			storedVersions: nil, req: statusWrite(release2Run, release2Run), allowed: false,
+		},
+		"a watcher that has seen nothing yet: refused": {
+			storedVersions: &storedversions.Watcher{}, req: statusWrite(release2Run, release2Run), allowed: false,
+		},
+		"storedVersions may hold release 2's runs: refused": {
+			storedVersions: storedVersionsSaying(true), req: statusWrite(release2Run, release2Run), allowed: false,
+		},
+		"storedVersions may hold release 2's runs: a readable status write passes": {
+			storedVersions: storedVersionsSaying(true), req: statusWrite(readable, readable), allowed: true,
+		},
+		"storedVersions [v1]: a status write is not decoded, so even bytes no decoder takes pass": {
+			storedVersions: storedVersionsSaying(false), req: statusWrite(notJSON, notJSON), allowed: true,
+		},
+		"storedVersions [v1]: a readable status write passes": {
+			storedVersions: storedVersionsSaying(false), req: statusWrite(readable, readable), allowed: true,
+		},
+		"storedVersions [v1]: a main-resource write is still decoded": {
+			storedVersions: storedVersionsSaying(false), req: v1Request(admissionv1.Update, "", release2Run, release2Run),
+			allowed: false,
+		},
+	}
+	rules, err := loadHubRules(crd.TaskRunsFile, "v1beta1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			g := newTaskRunGuard(rules)
+			g.storedVersions = tc.storedVersions
+			resp := g.Handle(t.Context(), tc.req)
+			if resp.Allowed != tc.allowed {
+				t.Errorf("allowed = %v (%v), want %v", resp.Allowed, resp.Result, tc.allowed)
+			}
+		})
+	}
+}
