@@ -100,7 +100,7 @@ func settledConversionReviews(t testing.TB) float64 {
 // setStoredVersions sets the TaskRun CRD's status.storedVersions, as an
 // upgrade, a rollback or a migration does, and sets it back to what it was
 // when the test ends.
-func setStoredVersions(t *testing.T, stored []string) {
+func setStoredVersions(t testing.TB, stored []string) {
 	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: storedversions.TaskRuns}, crd); err != nil {
