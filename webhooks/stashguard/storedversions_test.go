@@ -1,13 +1,18 @@
 package stashguard
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/config/crd"
 	"github.com/minitask-dev/minitask/internal/storedversions"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
 // storedVersionsSaying is a StoredVersions that says mayHold.
@@ -69,6 +74,48 @@ func TestV1StatusWritesSkipTheDecodeOnlyWhereNoRelease2RunRemains(t *testing.T) 
 			resp := g.Handle(t.Context(), tc.req)
 			if resp.Allowed != tc.allowed {
 				t.Errorf("allowed = %v (%v), want %v", resp.Allowed, resp.Result, tc.allowed)
+			}
+		})
+	}
+}
+
+// BenchmarkV1StatusWrite is what the TaskRun guard costs the API server's
+// call for a v1 status write as the controller sends it (a running run's
+// three steps and its condition; old and new objects): decoded, while a
+// run release 2 stored may remain (storedVersions=may-hold), and not, once
+// the CRD's storedVersions lists v1 alone (storedVersions=v1).
+func BenchmarkV1StatusWrite(b *testing.B) {
+	rules, err := loadHubRules(crd.TaskRunsFile, "v1beta1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := metav1.NewTime(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+	run := wrappers.TaskRun("team", "build-1", "build").Param("revision", "v1.2.3").Timeout(time.Hour).
+		PodName("build-1-pod").Started(at).
+		Conditions(metav1.Condition{Type: "Succeeded", Status: metav1.ConditionUnknown, Reason: "Running",
+			Message: `running step "build" (2 of 3)`, LastTransitionTime: at}).
+		StepStates(v1.StepState{Name: "checkout", State: "Terminated", Reason: "Completed", StartedAt: &at, FinishedAt: &at},
+			v1.StepState{Name: "build", State: "Running", StartedAt: &at}, v1.StepState{Name: "test", State: "Waiting"}).
+		Obj()
+	old, err := json.Marshal(run)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run.Status.Steps[1].State = "Terminated"
+	obj, err := json.Marshal(run)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := v1Request(admissionv1.Update, "status", string(old), string(obj))
+	for name, stored := range map[string]StoredVersions{"may-hold": storedVersionsSaying(true), "v1": storedVersionsSaying(false)} {
+		b.Run("storedVersions="+name, func(b *testing.B) {
+			g := newTaskRunGuard(rules)
+			g.storedVersions = stored
+			b.ReportAllocs()
+			for b.Loop() {
+				if resp := g.Handle(b.Context(), req); !resp.Allowed {
+					b.Fatalf("refused: %v", resp.Result)
+				}
 			}
 		})
 	}
