@@ -105,6 +105,12 @@ func settledConversionReviews(t testing.TB) float64 {
 // when the test ends.
 func setStoredVersions(t testing.TB, stored []string) {
 	t.Helper()
+	setStoredVersionsOn(t, env, stored)
+}
+
+// setStoredVersionsOn is setStoredVersions on the API server of e.
+func setStoredVersionsOn(t testing.TB, env *testenv.Env, stored []string) {
+	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: storedversions.TaskRuns}, crd); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
@@ -19,6 +20,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 	"github.com/minitask-dev/minitask/internal/timerepair"
+	"github.com/minitask-dev/minitask/webhooks"
 )
 
 // BenchmarkManagerStart measures what a manager's start costs with runs
@@ -27,7 +29,12 @@ import (
 // as a team writes it, through v1. A start is the controller's cache of
 // v1 TaskRuns filling (its options, controllers.CacheOptions) while the
 // time repair runs beside it, as in the manager, on the same API server.
-// repair=before is the repair as it was, a LIST of every run through
+// On an API server with its watch cache (watch-cache=on) a LIST of runs,
+// paged or not, is served from the cache of the version asked for, which
+// the API server keeps converted as runs are written; without it
+// (watch-cache=off, as for a LIST the cache cannot serve) every page is
+// read from etcd and each run converted by the webhook. repair=before is
+// the repair as it was, a LIST of every run through
 // v1beta1 at each start (Repairer.Repair); repair=after is the manager's
 // Repairer.Start, which reads the TaskRun CRD's storedVersions first. Each
 // reports the conversion reviews the start cost the webhook (after the
@@ -44,13 +51,25 @@ func BenchmarkManagerStart(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("MINITASK_BENCH_START_RUNS")); err == nil && n > 0 {
 		runs = n
 	}
+	b.Run(fmt.Sprintf("runs=%d/watch-cache=on", runs), func(b *testing.B) { benchmarkStarts(b, env, runs) })
+	b.Run(fmt.Sprintf("runs=%d/watch-cache=off", runs), func(b *testing.B) {
+		off := testenv.ForTest(b, webhooks.SetupWithManager, func(e *envtest.Environment) {
+			e.ControlPlane.GetAPIServer().Configure().Set("watch-cache", "false")
+		})
+		benchmarkStarts(b, off, runs)
+	})
+}
+
+// benchmarkStarts makes runs runs through v1 on env, with storedVersions
+// [v1], and measures a start with the repair as it was and as it is.
+func benchmarkStarts(b *testing.B, env *testenv.Env, runs int) {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = -1, 0 // the manager's: API priority and fairness limits it
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		b.Fatal(err)
 	}
-	setStoredVersions(b, []string{"v1"})
+	setStoredVersionsOn(b, env, []string{"v1"})
 	ns := env.Namespace(b)
 	created := time.Now()
 	testenv.CreateInParallel(b, c, 16, runs, func(i int) client.Object {
@@ -62,20 +81,20 @@ func BenchmarkManagerStart(b *testing.B) {
 	b.Logf("created %d runs through v1 in %v", runs, time.Since(created).Round(time.Millisecond))
 
 	for _, mode := range []string{"before", "after"} {
-		b.Run(fmt.Sprintf("runs=%d/repair=%s", runs, mode), func(b *testing.B) {
+		b.Run("repair="+mode, func(b *testing.B) {
 			repairer := &timerepair.Repairer{Config: cfg, Writer: c, Reader: c}
 			repair := func(ctx context.Context) error { return repairer.Start(ctx) }
 			if mode == "before" {
 				repair = func(ctx context.Context) error { _, err := repairer.Repair(ctx); return err }
 			}
-			reportStart(b, cfg, runs, repair)
+			reportStart(b, env, cfg, runs, repair)
 		})
 	}
 }
 
 // reportStart starts a cache of v1 TaskRuns and repair side by side, waits
 // for both, and reports what they cost.
-func reportStart(b *testing.B, cfg *rest.Config, runs int, repair func(context.Context) error) {
+func reportStart(b *testing.B, env *testenv.Env, cfg *rest.Config, runs int, repair func(context.Context) error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	opts := controllers.CacheOptions()
