@@ -14,7 +14,8 @@
 # and its peak heap),
 # envtest (conversion over HTTPS, LIST through conversion, the cold LIST
 # after a kube-apiserver restart, v1beta1 write latency with and without
-# conversion reviews, the storage migration: against a
+# conversion reviews, the storage migration, a manager's start with 10,000
+# runs stored as v1: against a
 # kube-apiserver and etcd on loopback), cluster
 # (bin/manager on a local kwok cluster: throughput, latency, writes, memory),
 # node (what a step costs on a real node: a kubelet, containerd and runc,
@@ -51,6 +52,7 @@ commands() {
 		echo "go test -run=^$ -bench=ConversionHTTPS|ListThroughConversion|WriteLatency -benchtime=1x -timeout=30m ./webhooks/conversion/"
 		echo "go test -run=^$ -bench=ColdList -benchtime=1x -timeout=30m ./webhooks/conversion/"
 		echo "go test -run=^$ -bench=StorageMigration -benchtime=1x -timeout=30m ./internal/storagemigration/"
+		echo "go test -run=^$ -bench=ManagerStart -benchtime=1x -timeout=30m ./internal/timerepair/"
 		;;
 	cluster) echo "go test -tags=e2e -run=^$ -bench=. -benchtime=1x -timeout=40m ./test/e2e/" ;;
 	node) echo "go test -tags=e2e,e2enode -run=^$ -bench=NodeStepCost -benchtime=1x -timeout=90m ./test/e2e/" ;;

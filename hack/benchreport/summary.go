@@ -124,6 +124,11 @@ var summaries = []summary{
 		fig("ratio", "ColdList", "cold-ratio", times),
 		fig("create p99, with reviews", "WriteLatency", "p99-ms", ms).where(map[string]string{"watch-cache": "on", "delay": "0ms"}),
 		fig("without", "WriteLatency", "p99-ms", ms).where(map[string]string{"watch-cache": "off"}),
+		fig("a start, 10,000 v1 runs, LIST from etcd: reviews, before", "ManagerStart", "reviews", count).
+			where(map[string]string{"watch-cache": "off", "repair": "before"}),
+		fig("after", "ManagerStart", "reviews", count).where(map[string]string{"watch-cache": "off", "repair": "after"}),
+		fig("from the watch cache: cache synced, before", "ManagerStart", "synced-s", seconds).where(map[string]string{"watch-cache": "on", "repair": "before"}),
+		fig("after", "ManagerStart", "synced-s", seconds).where(map[string]string{"watch-cache": "on", "repair": "after"}),
 	}},
 	{id: "ttl", title: "7. Time to live", figures: []figure{
 		fig("deletions", "TTLDeletion", "deletions/s", perSecond("runs")),
