@@ -58,6 +58,9 @@ func TestV1StatusWritesSkipTheDecodeOnlyWhereNoRelease2RunRemains(t *testing.T) 
 		"storedVersions [v1]: a readable status write passes": {
 			storedVersions: storedVersionsSaying(false), req: statusWrite(readable, readable), allowed: true,
 		},
+		"storedVersions [v1]: a create is still decoded": {
+			storedVersions: storedVersionsSaying(false), req: v1Request(admissionv1.Create, "", "", release2Run), allowed: false,
+		},
 		"storedVersions [v1]: a main-resource write is still decoded": {
 			storedVersions: storedVersionsSaying(false), req: v1Request(admissionv1.Update, "", release2Run, release2Run),
 			allowed: false,
