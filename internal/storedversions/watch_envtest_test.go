@@ -6,10 +6,14 @@ import (
 	"slices"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/minitask-dev/minitask/internal/storedversions"
+	"github.com/minitask-dev/minitask/internal/testing/manifests"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/webhooks"
 )
@@ -59,4 +63,40 @@ func setStoredVersions(t *testing.T, env *testenv.Env, stored []string) {
 	if err := env.Client.Status().Update(t.Context(), crd); err != nil {
 		t.Fatalf("setting storedVersions to %q: %v", stored, err)
 	}
+}
+
+// TestWatcherNeedsOnlyTheManagersRole runs the Watcher as a user bound to
+// nothing but the manager's ClusterRole (config/rbac/role.yaml): its rule
+// on the TaskRun CRD by name is enough for the LIST and WATCH, which the
+// API server authorizes by the field selector's name.
+func TestWatcherNeedsOnlyTheManagersRole(t *testing.T) {
+	env := testenv.ForTest(t, webhooks.SetupWithManager)
+	role := &rbacv1.ClusterRole{}
+	manifests.Read(t, "config/rbac/role.yaml").One(t, "ClusterRole", role)
+	const user = "minitask-manager"
+	role.ObjectMeta = metav1.ObjectMeta{Name: user}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	for _, obj := range []client.Object{role, binding} {
+		if err := env.Client.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	w := &storedversions.Watcher{Config: cfg}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- w.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	setStoredVersions(t, env, []string{"v1"})
+	testenv.Eventually(t, func() (bool, string) {
+		return !w.MayHoldUnreadableTimes(), "the Watcher has not read storedVersions [v1]"
+	}, "the Watcher, with the manager's role only, to read the CRD")
 }
