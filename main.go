@@ -22,6 +22,7 @@ import (
 
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/certs"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
@@ -176,7 +177,7 @@ func run(o options) error {
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                        scheme.New(),
-		Cache:                         controllers.CacheOptions(),
+		Cache:                         runcache.Options(),
 		Metrics:                       metricsOpts,
 		WebhookServer:                 webhook.NewServer(webhookOpts),
 		HealthProbeBindAddress:        o.probeAddr,
