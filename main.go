@@ -1,5 +1,7 @@
 // Command manager runs the minitask controller and its webhooks: conversion
-// between v1alpha1 and v1beta1, validation of Tasks, and the TaskRun reconciler.
+// of v1alpha1 and v1beta1 to and from v1 (the hub and the storage version),
+// admission of Tasks and TaskRuns, the storage migration, and the TaskRun
+// reconciler, which reads and writes only v1.
 package main
 
 import (

@@ -26,8 +26,9 @@
 // map entry and quantity (whose canonical text may be up to 32 characters
 // longer than the one written). A TaskRun whose podTemplate has an affinity
 // or a securityContext, whose nesting CEL cannot bound cheaply, is always
-// sent. Every other v1beta1 write, the controller's status writes among
-// them, keeps working while the webhook is down.
+// sent. Every other v1beta1 write keeps working while the webhook is down.
+// The controller writes v1 from release 6, and every v1 write is sent: its
+// status writes pass (judgeV1Write), but wait for the webhook.
 package stashguard
 
 import (
