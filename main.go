@@ -1,5 +1,7 @@
 // Command manager runs the minitask controller and its webhooks: conversion
-// between v1alpha1 and v1beta1, validation of Tasks, and the TaskRun reconciler.
+// of v1alpha1 and v1beta1 to and from v1 (the hub and the storage version),
+// admission of Tasks and TaskRuns, the storage migration, and the TaskRun
+// reconciler, which reads and writes only v1.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 
 	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/certs"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/scheme"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
@@ -177,7 +180,7 @@ func run(o options) error {
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                        scheme.New(),
-		Cache:                         controllers.CacheOptions(),
+		Cache:                         runcache.Options(),
 		Metrics:                       metricsOpts,
 		WebhookServer:                 webhook.NewServer(webhookOpts),
 		HealthProbeBindAddress:        o.probeAddr,

@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -23,42 +19,6 @@ import (
 // taskRefIndex indexes TaskRuns by the Task they run, so that a Task's
 // creation finds the runs waiting for it without listing every run.
 const taskRefIndex = "spec.taskRef.name"
-
-// CacheOptions returns the manager's cache options that the controller relies
-// on. The cache strips managedFields, which the controller never reads and
-// which can double an object's size, and keeps finished runs trimmed to what
-// the controller reads of them (trimRun). Of Pods it holds only those that
-// minitask runs, rather than every Pod of the cluster, and of those only the
-// ones that have not ended (runningPods), trimmed to what it reads (trimPod).
-// Nodes it holds trimmed to what judges the Pods on them (trimNode).
-func CacheOptions() cache.Options {
-	return cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&v1.TaskRun{}: {Transform: trimRun},
-			&corev1.Pod{}: {
-				Label:     labels.SelectorFromSet(labels.Set{runstate.LabelManagedBy: runstate.ManagedByValue}),
-				Field:     runningPods,
-				Transform: trimPod,
-			},
-			&corev1.Node{}: {Transform: trimNode},
-		},
-	}
-}
-
-// runningPods selects the Pods that have not ended, Succeeded or Failed. An
-// ended Pod never changes again but to go away, and its run needs it once,
-// to record how it ended; the Pods of finished runs would otherwise be most
-// of the cache, for as long as their runs are kept. When a Pod ends, the
-// watch reports it deleted from the selection, which reconciles its run
-// (Owns), and the reconcile, not finding it in the cache, reads it from the
-// API server (getPod): one read per run, and no write. The alternative, a
-// label the controller sets on the Pods of finished runs, would cost a Pod
-// write per run.
-var runningPods = fields.AndSelectors(
-	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
-	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
-)
 
 // indexTaskRef registers taskRefIndex with indexer.
 func indexTaskRef(ctx context.Context, indexer client.FieldIndexer) error {

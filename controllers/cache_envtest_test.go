@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -26,7 +26,7 @@ func (h *harness) startCache(t *testing.T) client.Reader {
 	t.Helper()
 	var mgr ctrl.Manager
 	h.StartManager(t, func(m ctrl.Manager) error { mgr = m; return nil },
-		func(o *ctrl.Options) { o.Cache = controllers.CacheOptions() })
+		func(o *ctrl.Options) { o.Cache = runcache.Options() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {

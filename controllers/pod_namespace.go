@@ -3,11 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,14 +34,6 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
 const (
-	// causeNamespaceUnread is the cause a run waits for when its namespace's
-	// labels could not be read, as the Pending condition's message gives it.
-	causeNamespaceUnread = "its Namespace's Pod Security level could not be read"
-	// causeNamespaceRelabelled is the cause a run waits for when its Pod was
-	// built for a namespace remembered as not restricted, and Pod Security
-	// refused it: the namespace is read again.
-	causeNamespaceRelabelled = "its Namespace's Pod Security level changed since it was read"
-
 	// unrestrictedNamespacesTTL is how long a namespace found not to enforce
 	// the restricted level is remembered. A Pod refused meanwhile because
 	// the namespace has come to enforce it is retried, so the time bounds
@@ -100,27 +90,21 @@ type namespaceLevel struct {
 	remembered bool
 }
 
-// readNamespaceLevel reports whether namespace enforces the restricted Pod
-// Security level, from memory for one that did not when last read within
-// unrestrictedNamespacesTTL, from the API server otherwise.
-func (r *TaskRunReconciler) readNamespaceLevel(ctx context.Context, namespace string) (namespaceLevel, error) {
-	if r.unrestricted.remembered(namespace) {
+// read reports whether namespace enforces the restricted Pod Security
+// level, from memory for one that did not when last read within
+// unrestrictedNamespacesTTL, through reader (the API server) otherwise.
+func (u *unrestrictedNamespaces) read(ctx context.Context, reader client.Reader, namespace string) (namespaceLevel, error) {
+	if u.remembered(namespace) {
 		return namespaceLevel{remembered: true}, nil
 	}
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+	if err := reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
 		return namespaceLevel{}, fmt.Errorf("reading the labels of Namespace %s: %w", namespace, err)
 	}
 	restricted := runpod.EnforcesRestricted(ns.Labels)
 	if !restricted {
-		r.unrestricted.remember(namespace)
+		u.remember(namespace)
 	}
 	return namespaceLevel{restricted: restricted}, nil
-}
-
-// refusedByPodSecurity reports whether err is Pod Security admission's
-// refusal of a Pod: `pods "P" is forbidden: violates PodSecurity "L:V": ...`.
-func refusedByPodSecurity(err error) bool {
-	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "violates PodSecurity")
 }

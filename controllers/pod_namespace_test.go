@@ -1,13 +1,9 @@
 package controllers
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestUnrestrictedNamespaces(t *testing.T) {
@@ -51,26 +47,5 @@ func TestUnrestrictedNamespacesAreBounded(t *testing.T) {
 	}
 	if n := len(u.names.Keys()); n != unrestrictedNamespacesMax {
 		t.Errorf("%d namespaces remembered, want at most %d", n, unrestrictedNamespacesMax)
-	}
-}
-
-func TestRefusedByPodSecurity(t *testing.T) {
-	pods := schema.GroupResource{Resource: "pods"}
-	tests := map[string]struct {
-		err  error
-		want bool
-	}{
-		"Pod Security": {apierrors.NewForbidden(pods, "run-pod",
-			errors.New(`violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`)), true},
-		"another Forbidden":                  {apierrors.NewForbidden(pods, "run-pod", errors.New(`exceeded quota: q`)), false},
-		"not Forbidden, naming Pod Security": {apierrors.NewBadRequest(`violates PodSecurity "restricted:latest"`), false},
-		"not an API error":                   {errors.New("connection refused"), false},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := refusedByPodSecurity(tc.err); got != tc.want {
-				t.Errorf("refusedByPodSecurity(%v) = %t, want %t", tc.err, got, tc.want)
-			}
-		})
 	}
 }

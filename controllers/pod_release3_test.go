@@ -23,6 +23,7 @@ import (
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -302,7 +303,7 @@ func TestNamespaceUnreadable(t *testing.T) {
 			DefaultTimeout: time.Hour,
 		}
 		return r.SetupWithManager(mgr)
-	}, func(o *ctrl.Options) { o.Cache = controllers.CacheOptions() })
+	}, func(o *ctrl.Options) { o.Cache = runcache.Options() })
 	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "run", "t").Obj())
 
 	prefix := `Pod "run-pod" not created yet: its Namespace's Pod Security level could not be read; retrying: reading the labels of Namespace ` + h.NS + `: namespaces "` + h.NS + `" is forbidden`

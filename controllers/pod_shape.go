@@ -8,9 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/internal/runpod"
-	"github.com/minitask-dev/minitask/internal/runstate"
+	"github.com/minitask-dev/minitask/internal/rundecision"
 )
 
 // This file gives a run's Pod the shape the manager asks for
@@ -30,23 +28,7 @@ type podLevelResources struct {
 	known, kept bool
 }
 
-// buildPod builds the Pod of run from task and in, chained if the manager
-// asks for it and the API server can keep what the chained Pod needs.
-func (r *TaskRunReconciler) buildPod(ctx context.Context, run *v1.TaskRun, task *v1.Task, in runpod.Inputs) (*corev1.Pod, error) {
-	in.Chained = r.PodShape == runstate.PodShapeChained
-	if in.Chained && in.NotChained == "" && runpod.NeedsPodLevelResources(task) {
-		var unknown string
-		in.PodLevelResources, unknown = r.keepsPodLevelResources(ctx, func() (*corev1.Pod, error) {
-			probe := in
-			probe.PodLevelResources = true
-			return runpod.Build(run, task, probe)
-		})
-		in.NotChained = unknown
-	}
-	return runpod.Build(run, task, in)
-}
-
-// keepsPodLevelResources reports whether the API server keeps a Pod's
+// keeps reports whether the API server keeps a Pod's
 // spec.resources, creating the Pod that build makes with dryRun the first
 // time. A dry run refused by the namespace's LimitRange says nothing, and
 // the Pod is built chained: its creation meets the same refusal, and
@@ -54,8 +36,7 @@ func (r *TaskRunReconciler) buildPod(ctx context.Context, run *v1.TaskRun, task 
 // failed dry run (a webhook with side effects refuses dry runs, say) is
 // unknown, non-empty, saying so: that Pod gets init containers, and the next
 // one asks again.
-func (r *TaskRunReconciler) keepsPodLevelResources(ctx context.Context, build func() (*corev1.Pod, error)) (kept bool, unknown string) {
-	p := &r.podLevel
+func (p *podLevelResources) keeps(ctx context.Context, c client.Client, build func() (*corev1.Pod, error)) (kept bool, unknown string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.known {
@@ -65,9 +46,9 @@ func (r *TaskRunReconciler) keepsPodLevelResources(ctx context.Context, build fu
 	if err != nil {
 		return false, "could not build the chained Pod: " + err.Error()
 	}
-	err = r.Client.Create(ctx, pod, client.DryRunAll)
+	err = c.Create(ctx, pod, client.DryRunAll)
 	switch {
-	case refusedByContainerLimitRange(err):
+	case rundecision.RefusedByContainerLimitRange(err):
 		return true, ""
 	case err != nil:
 		log.FromContext(ctx).Info("could not tell whether the API server keeps Pod-level resources: this Pod gets init containers", "error", err.Error())

@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
@@ -42,7 +43,7 @@ func (h *harness) startControllerOn(t *testing.T, wrap func(client.Client) clien
 		}
 		configure(r)
 		return r.SetupWithManager(mgr)
-	}, func(o *ctrl.Options) { o.Cache = controllers.CacheOptions() })
+	}, func(o *ctrl.Options) { o.Cache = runcache.Options() })
 }
 
 // retrying returns run with spec.retries and spec.retryOn set.

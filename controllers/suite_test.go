@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/webhooks"
@@ -64,7 +65,7 @@ func (h *harness) startController(t *testing.T, defaultTimeout time.Duration) (s
 			DefaultTimeout: defaultTimeout,
 		}
 		return r.SetupWithManager(mgr)
-	}, func(o *ctrl.Options) { o.Cache = controllers.CacheOptions() })
+	}, func(o *ctrl.Options) { o.Cache = runcache.Options() })
 }
 
 // condition is the part of the Succeeded condition that the tests assert.

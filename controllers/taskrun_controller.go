@@ -1,19 +1,17 @@
 // Package controllers runs TaskRuns: each one as one Pod whose steps run in
-// order. It reads and writes only the v1beta1 API; the API server converts for
-// v1alpha1 clients. docs/lifecycle.md describes the behaviour it implements.
+// order. It reads and writes only v1, the storage version; the API server
+// converts for v1beta1 and v1alpha1 clients. It reads the cluster, asks
+// internal/rundecision what happens next, and writes that: the Pod and the
+// run's status. docs/lifecycle.md describes the behaviour it implements.
 package controllers
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,72 +24,6 @@ import (
 	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
-
-// DefaultMaxConcurrentReconciles is the default of --max-concurrent-reconciles.
-//
-// A reconcile is bound by API latency, not CPU: a few cache reads, then at
-// most one Pod write and one status patch, each a round trip of tens of
-// milliseconds (more when admission webhooks run on Pod creation). One worker
-// would let a single slow Pod creation stall every other run; a handful keeps
-// runs moving while the manager's two cores stay mostly idle. Beyond that,
-// more workers only add load that the API server's priority and fairness
-// would queue anyway (controller-runtime sets no client-side rate limit).
-const DefaultMaxConcurrentReconciles = 4
-
-// TaskRunReconciler runs TaskRuns as Pods.
-type TaskRunReconciler struct {
-	// Client reads through the manager's cache and writes to the API server.
-	Client client.Client
-	// APIReader reads from the API server directly, for the rare Pod the cache
-	// cannot show yet. SetupWithManager defaults it to the manager's.
-	APIReader client.Reader
-	// Scheme sets owner references. SetupWithManager defaults it to the manager's.
-	Scheme *runtime.Scheme
-	// Recorder emits an Event on each transition of a run. SetupWithManager
-	// defaults it to the manager's.
-	Recorder events.EventRecorder
-	// DefaultTimeout bounds a run whose spec.timeout is absent; 0 means none.
-	DefaultTimeout time.Duration
-	// MaxConcurrentReconciles is how many TaskRuns are reconciled at once; 0
-	// means DefaultMaxConcurrentReconciles.
-	MaxConcurrentReconciles int
-	// DefaultTTLAfterFinished is how long after it finished a run without
-	// spec.ttlSecondsAfterFinished is deleted; 0 keeps it.
-	DefaultTTLAfterFinished time.Duration
-	// ImagePullTimeout is how long a step's image may fail to pull before
-	// the run ends ImagePullFailed; 0 means no limit but the run's timeout.
-	ImagePullTimeout time.Duration
-	// PodConfigTimeout is how long the kubelet may fail to make a step's
-	// container or mount a volume for the Pod's configuration before the
-	// run ends PodConfigFailed; 0 means no limit but the run's timeout.
-	PodConfigTimeout time.Duration
-	// NodeLostTimeout is how long the node of a run's Pod may be not ready
-	// before the Pod counts as lost with it (docs/lifecycle.md, "Node
-	// faults"), and the tolerationSeconds of its Pods for the taints of such
-	// a node; 0 means that only a node deleted or tainted out of service
-	// loses a Pod, and leaves the cluster's default tolerations.
-	NodeLostTimeout time.Duration
-	// PodShape is the shape of the Pods it builds (pod_shape.go):
-	// runstate.PodShapeInitContainers, the default, or
-	// runstate.PodShapeChained.
-	PodShape string
-
-	// now is the clock, time.Now when nil; tests of the stages set it.
-	now func() time.Time
-	// writes knows the controller's last status write to each run.
-	writes writeLog
-	// podReads knows the runs that never started whose Pod is read from the
-	// API server nonetheless.
-	podReads podReads
-	// retries is the controller's work queue rate limiter; SetupWithManager
-	// sets it.
-	retries *retryLimiter
-	// unrestricted remembers the namespaces last read not to enforce the
-	// restricted Pod Security level; SetupWithManager sets it.
-	unrestricted *unrestrictedNamespaces
-	// podLevel knows whether the API server keeps Pod-level resources.
-	podLevel podLevelResources
-}
 
 // RBAC: exactly what the reconciler and its watches use. Pod patch lowers
 // activeDeadlineSeconds and adopts a Pod of an earlier release; taskruns/
@@ -158,7 +90,7 @@ func (r *TaskRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // out, or is held back by the kubelet too long (an image it cannot pull, a
 // configuration it cannot meet), and reports the Pod's progress in the run's
 // status, which it writes once, at the end. It deletes a finished run whose
-// time to live has passed.
+// time to live has passed. Each decision is internal/rundecision's.
 func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &v1.TaskRun{}
 	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
@@ -189,17 +121,17 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 
 	s := r.newRunScope(run)
-	err := r.runStages(ctx, s)
+	err := r.advance(ctx, s)
 	if errors.Is(err, errRunChanged) {
 		log.FromContext(ctx).V(1).Info("TaskRun changed since the cache read it; its event will reconcile the run", "error", err.Error())
 		return ctrl.Result{}, nil
 	}
-	if s.outcome == nil {
+	if !s.Decided() {
 		// An error stopped the stages before they decided anything.
 		return ctrl.Result{}, err
 	}
-	s.outcome = s.pendingTooLong(retryingWhilePending(s.run, s.outcome))
-	if s.startedFirstPod() {
+	s.Settle()
+	if s.StartedFirstPod(s.original) {
 		// The Pod's own watch event reconciles the run at once and records
 		// its start then (startTime is the Pod's creation): under load, when
 		// the work queue reaches the run again after its Pod has moved on,
@@ -207,12 +139,9 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// reads the Pod from the API server should the cache, which holds no
 		// ended Pod, lack it.
 		r.podReads.mark(req.NamespacedName)
-		return ctrl.Result{RequeueAfter: s.requeueAfter()}, err
+		return ctrl.Result{RequeueAfter: s.RequeueAfter()}, err
 	}
-	applyStatus(s.run, s.outcome, s.startTime(), s.pod, s.podSteps(), s.now.Truncate(time.Second))
-	if s.outcome.finished() && s.node.Lost() {
-		markStepsLost(s.run.Status.Steps)
-	}
+	s.ApplyStatus()
 	if patchErr := r.patchStatus(ctx, s); patchErr != nil {
 		return ctrl.Result{}, errors.Join(err, patchErr)
 	}
@@ -220,66 +149,32 @@ func (r *TaskRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
+	return ctrl.Result{RequeueAfter: s.RequeueAfter()}, nil
 }
 
-// forget drops what the reconciler remembers of a run that is finished or gone.
-func (r *TaskRunReconciler) forget(key types.NamespacedName) {
-	r.writes.forget(key)
-	r.podReads.forget(key)
-}
-
-// clock reads the reconciler's clock: time.Now unless a test set another.
-func (r *TaskRunReconciler) clock() time.Time {
-	if r.now != nil {
-		return r.now()
+// advance takes the stages of a reconcile in order, until one decides the
+// run's outcome. Each reads what its decision needs, asks it, and writes
+// what it decided to the Pod; the status is Reconcile's to write. ("Phase"
+// is v1alpha1's word for a run's status, never a stage.)
+func (r *TaskRunReconciler) advance(ctx context.Context, s *runScope) error {
+	if err := r.findPod(ctx, s); err != nil {
+		return err
 	}
-	return time.Now()
-}
-
-// runStages runs the reconcile's stages in order until one decides the
-// outcome. ("Phase" is v1alpha1's word for a run's status, never a stage.)
-func (r *TaskRunReconciler) runStages(ctx context.Context, s *runScope) error {
-	stages := []func(context.Context, *runScope) error{
-		r.findPod,
-		r.endOrRetry,
-		r.stopIfRequested,
-		r.failIfHeld,
-		r.createPod,
-		trackProgress,
+	if err := r.endOrRetry(ctx, s); err != nil || s.Decided() {
+		return err
 	}
-	for _, stage := range stages {
-		if err := stage(ctx, s); err != nil {
-			return err
-		}
-		if s.outcome != nil {
-			return nil
-		}
+	if err := r.stopIfRequested(ctx, s); err != nil || s.Decided() {
+		return err
 	}
+	if err := r.failIfHeld(ctx, s); err != nil || s.Decided() {
+		return err
+	}
+	if err := r.createPod(ctx, s); err != nil || s.Decided() {
+		return err
+	}
+	if s.Pod == nil {
+		return fmt.Errorf("no Pod to track for TaskRun %s/%s", s.Run.Namespace, s.Run.Name)
+	}
+	s.Outcome = s.Progress()
 	return nil
-}
-
-// patchStatus writes the run's status with a merge patch against the run as
-// read, if it changed. The patch carries the resourceVersion read: a run
-// changed since (by a v1alpha1 client, say) makes it fail rather than apply a
-// transition twice, so that each Event and metric is recorded once. The
-// change that caused the conflict arrives as a watch event and reconciles
-// the run again.
-func (r *TaskRunReconciler) patchStatus(ctx context.Context, s *runScope) error {
-	if !s.statusChanged() {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(s.original, client.MergeFromWithOptimisticLock{})
-	err := r.Client.Status().Patch(ctx, s.run, patch)
-	switch {
-	case err == nil:
-		s.written = true
-		r.writes.wrote(s.run)
-		return nil
-	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
-		log.FromContext(ctx).V(1).Info("TaskRun changed since it was read; reconciling it again", "error", err.Error())
-		return nil
-	default:
-		return fmt.Errorf("patching status of TaskRun %s/%s: %w", s.run.Namespace, s.run.Name, err)
-	}
 }

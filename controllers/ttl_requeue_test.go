@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -59,7 +60,7 @@ func TestTrimmedRunKeepsItsTTL(t *testing.T) {
 	run := finishedRun(testTime, ptr.To[int32](60))
 	run.Spec.Retries = ptr.To[int32](1)
 	run.Status.Attempts = []v1.Attempt{{PodName: "run-pod", Reason: "PodFailed", Message: "evicted"}}
-	trimmed, err := trimRun(run.DeepCopy())
+	trimmed, err := runcache.TrimRun(run.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
 	}

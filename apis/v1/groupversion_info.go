@@ -2,8 +2,7 @@
 // hub: v1alpha1 and v1beta1 are each converted to and from it directly.
 // Release 5 serves it but stores v1beta1 (a version is served for a release
 // before it is stored, so that a rollback by one release stays safe).
-// Release 6 stores it; its controller still reads v1beta1 until the second
-// half of release 6 moves it to v1.
+// Release 6 stores it, and its controller reads and writes only v1.
 //
 // +kubebuilder:object:generate=true
 // +groupName=minitask.dev

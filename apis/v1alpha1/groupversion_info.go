@@ -1,6 +1,6 @@
 // Package v1alpha1 holds the first release's minitask API. It is frozen: it is
 // served (deprecated) so that existing clients keep working, and converted to and
-// from the v1beta1 hub by the conversion webhook.
+// from the v1 hub by the conversion webhook (the v1beta1 hub until release 4).
 //
 // +kubebuilder:object:generate=true
 // +groupName=minitask.dev

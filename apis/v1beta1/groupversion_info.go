@@ -1,8 +1,8 @@
 // Package v1beta1 was the minitask API's storage version in releases 2 to 5,
-// and is still the only version the controller reads and writes. Since
-// release 5 it is a spoke: it is converted to and from v1, the hub,
-// directly. Release 6 stores v1 and deprecates v1beta1, which it still
-// serves.
+// and the only version their controller read and wrote. Since release 5 it
+// is a spoke: it is converted to and from v1, the hub, directly. Release 6
+// stores v1, which its controller reads and writes, and deprecates v1beta1,
+// which it still serves.
 //
 // +kubebuilder:object:generate=true
 // +groupName=minitask.dev

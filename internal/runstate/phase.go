@@ -7,8 +7,8 @@ import (
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 )
 
-// This file is the one place where a v1alpha1 phase and the v1beta1 Succeeded
-// condition meet: conversion and the docs' table tests read a run's reasons
+// This file is the one place where a v1alpha1 phase and the Succeeded
+// condition (v1's, and v1beta1's, the same) meet: conversion and the docs' table tests read a run's reasons
 // and their phases from it.
 
 // Reason is a reason of the Succeeded condition, with the status it comes with.

@@ -209,7 +209,7 @@ func floorTask() *v1.Task {
 // ServiceAccount token, activeDeadlineSeconds of the run's timeout, counted
 // from the Pod's creation), resultsVolumes and resultsMounts
 // (internal/runpod/volumes.go: none without results) and the controller
-// reference createPod sets (controllers/taskrun_create.go).
+// reference createPod sets (controllers/stage_create.go).
 func floorPod(run *v1.TaskRun) *corev1.Pod {
 	task := floorTask()
 	step := task.Spec.Steps[0]

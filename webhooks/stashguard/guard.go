@@ -27,13 +27,16 @@ type object[T any] interface {
 }
 
 // guard judges the writes of one kind (H its v1beta1 type, whose rules it
-// judges by, the storage version until release 6; S its v1alpha1 one) that reach it through its webhook's match
-// conditions: every v1alpha1 and v1 write, and v1beta1 writes that carry a
-// conversion annotation or are big enough that their v1alpha1 annotations
-// might pass the API server's limit. With matchPolicy Exact it receives
-// each object in the version it was written, oldObject as the client saw
-// it included, and converts with the functions the API server's conversion
-// calls, to what would be stored.
+// judges by, the storage version until release 5; S its v1alpha1 one) that
+// reach it through its webhook's match conditions: every v1alpha1 and v1
+// write, and v1beta1 writes that carry a conversion annotation or are big
+// enough that their v1alpha1 annotations might pass the API server's limit.
+// With matchPolicy Exact it receives each object in the version it was
+// written, oldObject as the client saw it included, and converts with the
+// functions the API server's conversion calls, to its v1beta1 form. The
+// names that say hub (H, toHub, judgeHubWrite) date from releases 2 to 4,
+// when v1beta1 was the conversion hub; from release 5 the hub is v1, and
+// from release 6 v1 is stored.
 type guard[H, S any, PH object[H], PS object[S]] struct {
 	kind  string
 	rules *hubRules
@@ -88,8 +91,8 @@ func (g *guard[H, S, PH, PS]) Handle(ctx context.Context, req admission.Request)
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 }
 
-// judgeSpokeWrite judges a v1alpha1 write by what it stores: its v1beta1
-// form, under every v1beta1 rule, and the annotations of its v1alpha1 form.
+// judgeSpokeWrite judges a v1alpha1 write by its v1beta1 form, under every
+// v1beta1 rule, and by the annotations of its v1alpha1 form.
 // A write to an object whose stash was omitted is refused outright.
 func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission.Request) field.ErrorList {
 	_, hub, err := g.decodeSpoke(ctx, req.Object.Raw)
@@ -176,8 +179,9 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 // annotations past the API server's limit. An object already past it is
 // let through (it reads through v1alpha1 without its stash), and so is one
 // no typed decode takes: its v1alpha1 form is passed through as stored,
-// with no stash. Status writes never reach it (match conditions): the
-// controller must always be able to record how a run ends.
+// with no stash. Status writes never reach it (match conditions), and
+// judgeV1Write passes every v1 one: the controller, which writes v1 from
+// release 6, must always be able to record how a run ends.
 //
 // A v1beta1 write that carries a conversion annotation is judged by what
 // the annotation restores: text that no longer parses as the type the
@@ -222,7 +226,7 @@ func (g *guard[H, S, PH, PS]) checkSize(hub, old PH) field.ErrorList {
 }
 
 // decodeSpoke decodes a v1alpha1 object and converts it to v1beta1 as the
-// API server's conversion will.
+// API server's conversion does, through v1.
 func (g *guard[H, S, PH, PS]) decodeSpoke(ctx context.Context, raw []byte) (PS, PH, error) {
 	spoke, hub := PS(new(S)), PH(new(H))
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, spoke); err != nil {

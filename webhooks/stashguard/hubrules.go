@@ -25,6 +25,9 @@ import (
 // API server's own packages, as its customresource strategies do
 // (k8s.io/apiextensions-apiserver/pkg/registry/customresource). A v1alpha1
 // write is judged by them after conversion, so that no rule is written twice.
+// They are named for releases 2 to 4, when v1beta1 was the hub; the hub is
+// v1 from release 5, but v1beta1's rules are still those that the fields a
+// v1alpha1 annotation carries as v1beta1 must keep.
 //
 // The schema comes from the CRDs this binary embeds (config/crd), not from
 // the API server: they are generated from the same markers in the same

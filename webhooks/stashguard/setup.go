@@ -28,11 +28,12 @@
 // or a securityContext, whose nesting CEL cannot bound cheaply, is always
 // sent. Every other v1beta1 write keeps working while the webhook is down.
 //
-// Every v1 write reaches it, the controller's status writes among them. A
-// v1 write of a TaskRun that no typed decode takes (a time release 2 let
-// in) is refused; a v1 status write is judged for that alone, and is not
-// decoded at all while the TaskRun CRD's storedVersions, which the manager
-// watches (internal/storedversions), says no such run can remain.
+// The controller writes v1 from release 6, and every v1 write is sent: its
+// status writes wait for the webhook. A v1 write of a TaskRun that no typed
+// decode takes (a time release 2 let in) is refused; a v1 status write is
+// judged for that alone, and is not decoded at all while the TaskRun CRD's
+// storedVersions, which the manager watches (internal/storedversions), says
+// no such run can remain.
 package stashguard
 
 import (

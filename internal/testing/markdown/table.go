@@ -4,6 +4,7 @@ package markdown
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,19 @@ import (
 // if there is no such table, if it has no rows, or if a row has not as many
 // cells as the header.
 func Table(t testing.TB, path, header string) [][]string {
+	t.Helper()
+	rows := RawTable(t, path, header)
+	for _, row := range rows {
+		for i, cell := range row {
+			row[i] = strings.Trim(cell, "`")
+		}
+	}
+	return rows
+}
+
+// RawTable is Table with each cell as written, trimmed of spaces only, for
+// a test that reads a cell's inline code (CodeSpans).
+func RawTable(t testing.TB, path, header string) [][]string {
 	t.Helper()
 	doc, err := os.ReadFile(path)
 	if err != nil {
@@ -49,11 +63,24 @@ func Table(t testing.TB, path, header string) [][]string {
 	return rows
 }
 
-// cells splits a table line into its cells.
+// cells splits a table line into its cells, trimmed of spaces.
 func cells(line string) []string {
 	var out []string
 	for _, cell := range strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|") {
-		out = append(out, strings.Trim(strings.TrimSpace(cell), "`"))
+		out = append(out, strings.TrimSpace(cell))
 	}
 	return out
 }
+
+// CodeSpans returns the text of each inline code span in text (`like
+// this`), in order.
+func CodeSpans(text string) []string {
+	var out []string
+	for _, m := range codeSpan.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// codeSpan is an inline code span of one backquote on each side.
+var codeSpan = regexp.MustCompile("`([^`]+)`")

@@ -19,3 +19,18 @@ func TestTable(t *testing.T) {
 		t.Errorf("Table() (-want +got):\n%s", diff)
 	}
 }
+
+func TestRawTableAndCodeSpans(t *testing.T) {
+	doc := "| path | what |\n|---|---|\n| `a`, `b/` | `c` and `d/e` |\n"
+	path := filepath.Join(t.TempDir(), "doc.md")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rows := RawTable(t, path, "| path |")
+	if diff := cmp.Diff([][]string{{"`a`, `b/`", "`c` and `d/e`"}}, rows); diff != "" {
+		t.Errorf("RawTable() (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"c", "d/e"}, CodeSpans(rows[0][1])); diff != "" {
+		t.Errorf("CodeSpans() (-want +got):\n%s", diff)
+	}
+}

@@ -49,7 +49,8 @@ import (
 type Env struct {
 	// Config reaches the API server as a cluster admin.
 	Config *rest.Config
-	// Client is uncached and knows the built-ins, v1alpha1 and v1beta1.
+	// Client is uncached and knows the built-ins and every minitask version
+	// (internal/scheme).
 	Client client.Client
 	// Scheme is the scheme Client and the managers use.
 	Scheme *k8sruntime.Scheme

@@ -15,6 +15,7 @@ import (
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/cli"
 	"github.com/minitask-dev/minitask/cmd/kubectl-task/internal/runlogs"
 	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -105,7 +106,7 @@ func (h *harness) startController(t *testing.T) {
 	t.Helper()
 	h.StartManager(t, func(mgr ctrl.Manager) error {
 		return (&controllers.TaskRunReconciler{Client: mgr.GetClient(), DefaultTimeout: time.Hour}).SetupWithManager(mgr)
-	}, func(o *ctrl.Options) { o.Cache = controllers.CacheOptions() })
+	}, func(o *ctrl.Options) { o.Cache = runcache.Options() })
 }
 
 // greetTask is the Task the tests run: one param that needs a value, one with

@@ -1,4 +1,4 @@
-package controllers
+package runcache
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}
 	before := full.DeepCopy()
 
-	got, err := trimPod(full)
+	got, err := TrimPod(full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +52,10 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 		t.Errorf("trimmed Pod (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(before, full); diff != "" {
-		t.Errorf("trimPod changed its input (-before +after):\n%s", diff)
+		t.Errorf("TrimPod changed its input (-before +after):\n%s", diff)
 	}
-	if other, _ := trimPod(&corev1.Node{}); !cmp.Equal(other, &corev1.Node{}) {
-		t.Errorf("trimPod changed a non-Pod: %v", other)
+	if other, _ := TrimPod(&corev1.Node{}); !cmp.Equal(other, &corev1.Node{}) {
+		t.Errorf("TrimPod changed a non-Pod: %v", other)
 	}
 }
 
@@ -86,7 +86,7 @@ func TestTrimPodKeepsTheConditionsItReads(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := trimPod(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: tc.conditions}})
+			got, err := TrimPod(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: tc.conditions}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestTrimPodKeepsEachContainersNameAndState(t *testing.T) {
 			VolumeMounts: []corev1.VolumeMountStatus{{Name: "ws-source", MountPath: "/workspace/source"}},
 			Resources:    &corev1.ResourceRequirements{}, User: &corev1.ContainerUser{}}
 	}
-	got, err := trimPod(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning,
+	got, err := TrimPod(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning,
 		InitContainerStatuses: []corev1.ContainerStatus{reported("step-build", terminated)},
 		ContainerStatuses:     []corev1.ContainerStatus{reported("step-push", waiting)}}})
 	if err != nil {
@@ -122,7 +122,7 @@ func TestTrimPodKeepsEachContainersNameAndState(t *testing.T) {
 	}
 }
 
-// TestTrimmedPodKeepsWhatResultsNeed: the cache's trimmed Pod (trimPod) keeps
+// TestTrimmedPodKeepsWhatResultsNeed: the cache's trimmed Pod (TrimPod) keeps
 // the annotations, container names and termination messages that results,
 // exit codes and ResultsTooLarge are read from (internal/runpod).
 func TestTrimmedPodKeepsWhatResultsNeed(t *testing.T) {
@@ -136,7 +136,7 @@ func TestTrimmedPodKeepsWhatResultsNeed(t *testing.T) {
 	}
 	for name, pod := range pods {
 		t.Run(name, func(t *testing.T) {
-			obj, err := trimPod(pod)
+			obj, err := TrimPod(pod)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,13 +12,45 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/rundecision"
+	"github.com/minitask-dev/minitask/internal/runpod"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// This file deletes finished runs whose time to live has passed: their
+// This file is what the controller does with a finished run, which it never
+// writes again: it stops the Pod of a run that ended while its Pod went on,
+// and deletes the run once its time to live has passed: its
 // spec.ttlSecondsAfterFinished, else the manager's
 // --default-ttl-after-finished, after completionTime. The controller deletes
 // what it ran, so that no job outside it has to prune runs.
+
+// stopPodAfterEnd stops the Pod of a run that ended while its Pod went on
+// (rundecision.PodOutlivesEnd), if that Pod has not ended: deleted if no
+// step started, else its deadline lowered (stopPod). A Pod that failed of
+// itself may linger in the cache for a moment, and must not be deleted, nor
+// its logs with it. The status write's own watch event brings the finished
+// run here; an error retries it. The cache holds only Pods that have not
+// ended, so a run whose Pod has ended or gone costs no read.
+func (r *TaskRunReconciler) stopPodAfterEnd(ctx context.Context, run *v1.TaskRun) error {
+	reason, outlives := rundecision.PodOutlivesEnd(run)
+	if !outlives {
+		return nil
+	}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Status.PodName}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("getting Pod %s/%s of TaskRun %s: %w", run.Namespace, run.Status.PodName, run.Name, err)
+	case !metav1.IsControlledBy(pod, run) || pod.DeletionTimestamp != nil:
+		return nil
+	}
+	if reason == v1.ReasonStepFailed && !runpod.FailedWhileRunning(pod) {
+		return nil
+	}
+	return r.stopPod(ctx, pod, r.clock())
+}
 
 // deleteIfExpired deletes the finished run if its time to live has passed,
 // and otherwise asks to see it again when it will have: one timer per run

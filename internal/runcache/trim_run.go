@@ -1,4 +1,4 @@
-package controllers
+package runcache
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -7,7 +7,7 @@ import (
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// trimRun is the cache's transform of TaskRuns. It drops every run's
+// TrimRun is the cache's transform of TaskRuns. It drops every run's
 // managedFields, which the controller never reads and which can double an
 // object's size. Of a finished run it also drops what only running it needs:
 // the params, workspace bindings and Pod template of its spec, its steps'
@@ -22,7 +22,7 @@ import (
 //
 // The transform changes the object in place: the cache hands it each object
 // freshly decoded from the API server, and nothing else holds it.
-func trimRun(obj any) (any, error) {
+func TrimRun(obj any) (any, error) {
 	run, ok := obj.(*v1.TaskRun)
 	if !ok {
 		return obj, nil

@@ -1,13 +1,11 @@
-package controllers
+package rundecision
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -17,49 +15,8 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-var testTime = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-
-// podOf is the Pod "run-pod" of run "run" for task.
-func podOf(task *wrappers.TaskWrapper) *corev1.Pod {
-	pod, err := runpod.Build(wrappers.TaskRun("ns", "run", "t").Obj(), task.Obj(), runpod.Inputs{Name: "run-pod"})
-	if err != nil {
-		panic(err)
-	}
-	return pod
-}
-
-// threeStepPod is the Pod of run "run" for a Task with steps a, b and c.
-func threeStepPod() *corev1.Pod {
-	return podOf(wrappers.Task("ns", "t").Step("a", "alpine", "true").Step("b", "alpine", "true").Step("c", "alpine", "true"))
-}
-
-// endedResultsPod is the Pod of run "run" for a Task of n script steps that
-// declares the results version and digest, every step ended with code 0 and
-// the termination message messages gives it, by step.
-func endedResultsPod(n int, messages map[int]string) *corev1.Pod {
-	task := wrappers.Task("ns", "t").Results("version", "digest")
-	for i := range n {
-		task.Step(fmt.Sprintf("s%d", i), "alpine", "true")
-	}
-	pod := podOf(task)
-	status := wrappers.PodStatus(pod).At(testTime).Succeeded()
-	for i, message := range messages {
-		status.Ended(i, 0, message)
-	}
-	return withStatus(pod, status.Obj())
-}
-
-func withStatus(pod *corev1.Pod, status corev1.PodStatus) *corev1.Pod {
-	pod = pod.DeepCopy()
-	pod.Status = status
-	return pod
-}
-
-// succeeded is the outcome of a run whose Pod succeeded, every step exiting 0.
-func succeeded() *outcome {
-	return &outcome{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"}
-}
-
+// TestApplyStatus follows one run's status through the reconciles of its
+// life: running, the same again later, then finished.
 func TestApplyStatus(t *testing.T) {
 	started := testTime
 	later := testTime.Add(time.Minute)
@@ -67,7 +24,7 @@ func TestApplyStatus(t *testing.T) {
 	run := wrappers.TaskRun("ns", "run", "t").Obj()
 	run.Generation = 2
 
-	running := &outcome{metav1.ConditionUnknown, v1.ReasonRunning, `running step "a" (1 of 3)`}
+	running := &Outcome{metav1.ConditionUnknown, v1.ReasonRunning, `running step "a" (1 of 3)`}
 	applyStatus(run, running, started, pod, runpod.StepStates(pod), started)
 	want := v1.TaskRunStatus{
 		Conditions: []metav1.Condition{{
@@ -103,11 +60,59 @@ func TestApplyStatus(t *testing.T) {
 	}
 }
 
+// TestAttemptApplyStatus checks the status an attempt writes: the outcome
+// as the condition, in whole seconds, the start it worked out, and a message
+// cut to what the API accepts.
+func TestAttemptApplyStatus(t *testing.T) {
+	now := testTime.Add(1500 * time.Millisecond)
+	at := func(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }
+	condition := func(o *Outcome, since time.Time) []metav1.Condition {
+		return []metav1.Condition{{Type: v1.ConditionSucceeded, Status: o.Status, Reason: string(o.Reason), Message: o.Message,
+			ObservedGeneration: 3, LastTransitionTime: metav1.Time{Time: since}}}
+	}
+	waiting := WaitingForTask(wrappers.TaskRun("ns", "run", "t").Obj())
+	long := Failed(v1.ReasonPodFailed, "%s", strings.Repeat("x", 2*MaxConditionMessage))
+	cut := Failed(v1.ReasonPodFailed, "%s...", strings.Repeat("x", MaxConditionMessage-3))
+	tests := map[string]struct {
+		status  v1.TaskRunStatus
+		outcome *Outcome
+		want    v1.TaskRunStatus
+	}{
+		"new run waiting for its Task: started now, in whole seconds": {
+			outcome: waiting,
+			want:    v1.TaskRunStatus{StartTime: at(testTime.Add(time.Second)), Conditions: condition(waiting, testTime.Add(time.Second))},
+		},
+		"ended: completed now, the start kept": {
+			status:  v1.TaskRunStatus{StartTime: at(testTime.Add(-time.Hour))},
+			outcome: Failed(v1.ReasonCancelled, `TaskRun "run" was cancelled`),
+			want: v1.TaskRunStatus{StartTime: at(testTime.Add(-time.Hour)), CompletionTime: at(testTime.Add(time.Second)),
+				Conditions: condition(Failed(v1.ReasonCancelled, `TaskRun "run" was cancelled`), testTime.Add(time.Second))},
+		},
+		"a message too long for the API: cut": {
+			status:  v1.TaskRunStatus{StartTime: at(testTime)},
+			outcome: long,
+			want:    v1.TaskRunStatus{StartTime: at(testTime), CompletionTime: at(testTime.Add(time.Second)), Conditions: condition(cut, testTime.Add(time.Second))},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			run := wrappers.TaskRun("ns", "run", "t").Obj()
+			run.Generation, run.Status = 3, tc.status
+			a := attemptOf(run, nil, now)
+			a.Outcome = tc.outcome
+			a.ApplyStatus()
+			if diff := cmp.Diff(tc.want, run.Status); diff != "" {
+				t.Errorf("ApplyStatus() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestApplyStatusWithoutPodKeepsSteps(t *testing.T) {
 	run := wrappers.TaskRun("ns", "run", "t").Obj()
 	run.Status.PodName = "run-pod"
 	run.Status.Steps = []v1.StepState{{Name: "a", State: v1.StepRunning}}
-	applyStatus(run, podDeleted("run-pod"), testTime, nil, nil, testTime)
+	applyStatus(run, PodDeleted("run-pod"), testTime, nil, nil, testTime)
 	if diff := cmp.Diff([]v1.StepState{{Name: "a", State: v1.StepRunning}}, run.Status.Steps); diff != "" {
 		t.Errorf("steps changed without a Pod (-want +got):\n%s", diff)
 	}
@@ -119,19 +124,18 @@ func TestTruncate(t *testing.T) {
 		n    int
 		want string
 	}{
-		"fits":             {"hello", 5, "hello"},
-		"cut":              {"hello world", 8, "hello..."},
-		"on rune boundary": {"héllo", 5, "h..."},
+		"fits":                        {"hello", 5, "hello"},
+		"cut":                         {"hello world", 8, "hello..."},
+		"on rune boundary":            {"héllo", 5, "h..."},
+		"to the condition's limit":    {strings.Repeat("x", 2*MaxConditionMessage), MaxConditionMessage, strings.Repeat("x", MaxConditionMessage-3) + "..."},
+		"exactly the condition limit": {strings.Repeat("é", MaxConditionMessage/2), MaxConditionMessage, strings.Repeat("é", MaxConditionMessage/2)},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := truncate(tc.in, tc.n); got != tc.want {
-				t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+			if diff := cmp.Diff(tc.want, Truncate(tc.in, tc.n)); diff != "" {
+				t.Errorf("Truncate(%.20q, %d) mismatch (-want +got):\n%s", tc.in, tc.n, diff)
 			}
 		})
-	}
-	if got := truncate(strings.Repeat("x", 2*maxConditionMessage), maxConditionMessage); len(got) != maxConditionMessage {
-		t.Errorf("truncate() to the condition limit gave %d bytes", len(got))
 	}
 }
 
@@ -150,23 +154,31 @@ func TestApplyStatusMarksStoppedSteps(t *testing.T) {
 		}
 	}
 	tests := map[string]struct {
-		outcome *outcome
+		outcome *Outcome
 		want    []v1.StepState
 	}{
 		"cancelled: the running step and those after it stopped": {
-			outcome: failed(v1.ReasonCancelled, "cancelled"),
+			outcome: Failed(v1.ReasonCancelled, "cancelled"),
 			want:    stopped(v1.ReasonCancelled),
 		},
 		"timed out: the same, with the timeout as reason": {
-			outcome: failed(v1.ReasonTimeout, "timed out"),
+			outcome: Failed(v1.ReasonTimeout, "timed out"),
 			want:    stopped(v1.ReasonTimeout),
 		},
+		"an image not pulled: the same": {
+			outcome: Failed(v1.ReasonImagePullFailed, "no image"),
+			want:    stopped(v1.ReasonImagePullFailed),
+		},
+		"a configuration the kubelet cannot meet: the same": {
+			outcome: Failed(v1.ReasonPodConfigFailed, "no Secret"),
+			want:    stopped(v1.ReasonPodConfigFailed),
+		},
 		"still running: steps as the kubelet reports them": {
-			outcome: unknown(v1.ReasonRunning, "running"),
+			outcome: Unknown(v1.ReasonRunning, "running"),
 			want:    runpod.StepStates(pod),
 		},
 		"failed otherwise: steps as the kubelet reports them": {
-			outcome: failed(v1.ReasonPodFailed, "evicted"),
+			outcome: Failed(v1.ReasonPodFailed, "evicted"),
 			want:    runpod.StepStates(pod),
 		},
 	}
@@ -191,7 +203,7 @@ func TestApplyStatusWritesResults(t *testing.T) {
 	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
 		t.Errorf("status.results (-want +got):\n%s", diff)
 	}
-	applyStatus(run, podDeleted("run-pod"), testTime, nil, nil, testTime)
+	applyStatus(run, PodDeleted("run-pod"), testTime, nil, nil, testTime)
 	if diff := cmp.Diff(want, run.Status.Results); diff != "" {
 		t.Errorf("status.results once the Pod is gone (-want +got):\n%s", diff)
 	}

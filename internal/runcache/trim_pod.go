@@ -1,10 +1,10 @@
-package controllers
+package runcache
 
 import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// trimPod keeps of a cached Pod only what the controller reads: its metadata
+// TrimPod keeps of a cached Pod only what the controller reads: its metadata
 // (but managedFields), the names and images of its containers (an
 // ImagePullFailed message names the image), activeDeadlineSeconds,
 // each container's name and state (waiting, running or terminated, with
@@ -18,7 +18,7 @@ import (
 // every Pod of a run that goes on. The controller changes Pods only with
 // merge patches computed from the cached object, which touch only the fields
 // they set, so what is trimmed here is never written back.
-func trimPod(obj any) (any, error) {
+func TrimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil

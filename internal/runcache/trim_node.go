@@ -1,11 +1,11 @@
-package controllers
+package runcache
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// trimNode keeps of a cached Node only what judges the Pods on it
+// TrimNode keeps of a cached Node only what judges the Pods on it
 // (nodefault.Read): its name and identity, its out-of-service taint, and its
 // Ready condition's status, reason, message and time. A Node is mostly what
 // no run needs (the images it holds, its addresses, capacity, labels and
@@ -13,7 +13,7 @@ import (
 // every Node of the cluster, for the controller must learn of any node's
 // fault: trimmed, a Node is a few hundred bytes. The controller never writes
 // a Node, so what is trimmed here is never written back.
-func trimNode(obj any) (any, error) {
+func TrimNode(obj any) (any, error) {
 	node, ok := obj.(*corev1.Node)
 	if !ok {
 		return obj, nil

@@ -1,4 +1,4 @@
-package controllers
+package runcache
 
 import (
 	"testing"
@@ -51,7 +51,7 @@ func TestTrimRun(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := trimRun(tc.in)
+			got, err := TrimRun(tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestTrimRun(t *testing.T) {
 			}
 		})
 	}
-	if other, _ := trimRun(&corev1.Pod{}); !cmp.Equal(other, &corev1.Pod{}) {
-		t.Errorf("trimRun changed a Pod: %v", other)
+	if other, _ := TrimRun(&corev1.Pod{}); !cmp.Equal(other, &corev1.Pod{}) {
+		t.Errorf("TrimRun changed a Pod: %v", other)
 	}
 }

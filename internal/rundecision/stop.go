@@ -1,0 +1,49 @@
+package rundecision
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file decides when the controller stops a run's Pod itself: a run
+// cancelled or past its deadline (before its status says so), and a run that
+// ended while its Pod went on (after).
+
+// StopRequested ends a run that is cancelled or has timed out, nil for
+// neither: its Pod, if any, is then stopped.
+func (a *Attempt) StopRequested() *Outcome {
+	switch {
+	case runstate.CancelRequested(a.Run):
+		return a.mayStillRun(Cancelled(a.Run))
+	case a.TimedOut():
+		return a.mayStillRun(TimedOut(a.Run, a.Timeout))
+	}
+	return nil
+}
+
+// stopsPodAfterEnd are the reasons of a run that ends while its Pod goes on,
+// for the controller to stop once the status says so.
+var stopsPodAfterEnd = map[v1.TaskRunReason]bool{
+	v1.ReasonImagePullFailed: true,
+	v1.ReasonPodConfigFailed: true,
+	v1.ReasonStepFailed:      true,
+	v1.ReasonPendingTimeout:  true,
+}
+
+// PodOutlivesEnd reports whether run, finished, may have ended while its Pod
+// went on, and with which reason: ImagePullFailed and PodConfigFailed
+// (Held), PendingTimeout, and StepFailed for a step that cannot start or a
+// chained step that failed (runpod.Outcome). The controller stops such a
+// Pod once the status says so, if it has not ended; a StepFailed run's only
+// if its Pod still shows the failure while running
+// (runpod.FailedWhileRunning). The Pod of any other finished run has ended,
+// or was stopped before its status was written.
+func PodOutlivesEnd(run *v1.TaskRun) (v1.TaskRunReason, bool) {
+	ended := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionSucceeded)
+	if ended == nil || run.Status.PodName == "" || !stopsPodAfterEnd[v1.TaskRunReason(ended.Reason)] {
+		return "", false
+	}
+	return v1.TaskRunReason(ended.Reason), true
+}
