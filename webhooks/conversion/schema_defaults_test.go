@@ -73,12 +73,22 @@ func TestAnswersKeepDefaultedNames(t *testing.T) {
 // the types defaultedNameMarshalers write occur in a v1 or v1beta1 TaskRun
 // only at the two paths it looks at, so that a run it passes over is written
 // the same without the marshalers.
+//
+// A v1 run's taskSpec and status.taskSpec (release 7's, which release 6
+// refuses at admission) hold more of them, in the env and envFrom of its
+// steps, stepTemplate and sidecars, embedded in the selectors. They are
+// not looked at yet: release 7, which accepts such runs, must write their
+// names too before it relies on taskSpec's CEL immutability for writes
+// through a spoke (docs/conversion.md, "Release 7's fields").
 func TestDefaultedNamesAreWhereLooked(t *testing.T) {
 	want := []string{".Spec.Workspaces[].ConfigMap", ".Spec.PodTemplate.ImagePullSecrets[]"}
 	for _, run := range []any{v1.TaskRun{}, v1beta1.TaskRun{}} {
 		var found []string
 		var walk func(typ reflect.Type, path string, seen map[reflect.Type]bool)
 		walk = func(typ reflect.Type, path string, seen map[reflect.Type]bool) {
+			if path == ".Spec.TaskSpec" || path == ".Status.TaskSpec" {
+				return // left to release 7, above
+			}
 			switch typ {
 			case reflect.TypeFor[corev1.LocalObjectReference](), reflect.TypeFor[corev1.ConfigMapVolumeSource]():
 				found = append(found, path)
