@@ -42,9 +42,10 @@ type guard[H, S any, PH object[H], PS object[S]] struct {
 	toHub func(context.Context, PS, PH) error
 	// fromV1 decodes a v1 object and converts it to its v1beta1 form.
 	fromV1 func(context.Context, []byte) (PH, error)
-	// release7 lists, at their v1 paths, the fields of a v1beta1 form's
-	// v1 form that only release 7 runs.
-	release7 func(context.Context, PH) field.ErrorList
+	// release7 refuses, at their v1 paths, the fields of a v1beta1 form's
+	// v1 form that only release 7 runs, unless the object it replaces
+	// (nil: none) held them as they are.
+	release7 func(ctx context.Context, obj, old PH) field.ErrorList
 	// stashed names the fields the stash carries, for messages.
 	stashed string
 }
@@ -127,9 +128,9 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 // checkRelease7 refuses what only release 7 runs (runstate's
 // TaskSpecRelease7Fields and TaskRunRelease7Fields), which a write of any
 // version may carry: v1 as its own fields, a spoke in the conversion
-// annotation's v1 member. An object that held such fields already (old,
-// when not nil: one release 7 stored, after a rollback) can still be
-// written, so that it can be labelled, cancelled and deleted.
+// annotation's v1 member. A write may keep, or drop, what the object held
+// already (stored by release 7, before a rollback): such an object can
+// still be labelled, cancelled and deleted, and its status written.
 func (g *guard[H, S, PH, PS]) checkRelease7(ctx context.Context, obj, old PH) field.ErrorList {
 	// Only a conversion annotation carries what neither spoke expresses:
 	// the v1beta1 form of nearly every write has none, and needs no second
@@ -137,11 +138,7 @@ func (g *guard[H, S, PH, PS]) checkRelease7(ctx context.Context, obj, old PH) fi
 	if _, ok := obj.GetAnnotations()[conversion.AnnotationConversionData]; !ok {
 		return nil
 	}
-	errs := g.release7(ctx, obj)
-	if len(errs) > 0 && old != nil && len(g.release7(ctx, old)) > 0 {
-		return nil
-	}
-	return errs
+	return g.release7(ctx, obj, old)
 }
 
 // judgeV1Write refuses a v1 write of what only release 7 runs (status

@@ -16,9 +16,10 @@
 //     TaskRunRelease7Fields: sidecars, a step template, a step's security
 //     context, pull policy and timeout, a run's taskSpec, status.taskSpec
 //     and status.sidecars) is refused in every version, naming the field
-//     and release 7, unless the object held it already (a rollback from
-//     release 7): v1 writes, status writes included, and spoke writes,
-//     which carry it in the annotation's v1 member.
+//     and release 7, unless the object held it already, as it is (a
+//     rollback from release 7; release7.go): v1 writes, status writes
+//     included, and spoke writes, which carry it in the annotation's v1
+//     member.
 //   - A v1alpha1 write to a TaskRun's main resource whose stash would change
 //     its status (results, attempts, steps, conditions) is refused: the API
 //     server keeps such a write from changing status only in the version it
@@ -38,17 +39,14 @@
 package stashguard
 
 import (
-	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/minitask-dev/minitask/apis/v1alpha1"
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/config/crd"
-	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
@@ -88,10 +86,8 @@ func webhook(h admission.Handler) *admission.Webhook {
 func newTaskGuard(rules *hubRules) *guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task] {
 	return &guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task]{
 		kind: "Task", rules: rules, toHub: conversion.ConvertAlphaTaskToBeta, fromV1: conversion.DecodeV1Task,
-		release7: func(ctx context.Context, task *v1beta1.Task) field.ErrorList {
-			return release7Errors(runstate.TaskSpecRelease7Fields(&conversion.V1TaskOf(ctx, task).Spec, field.NewPath("spec")))
-		},
-		stashed: "spec.description, spec.params, spec.workspaces, spec.results and the steps' command, args, workingDir, env, envFrom, computeResources and onError",
+		release7: taskRelease7,
+		stashed:  "spec.description, spec.params, spec.workspaces, spec.results and the steps' command, args, workingDir, env, envFrom, computeResources and onError",
 	}
 }
 
@@ -99,19 +95,8 @@ func newTaskGuard(rules *hubRules) *guard[v1beta1.Task, v1alpha1.Task, *v1beta1.
 func newTaskRunGuard(rules *hubRules) *guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun] {
 	return &guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun]{
 		kind: "TaskRun", rules: rules, toHub: conversion.ConvertAlphaTaskRunToBeta, fromV1: conversion.DecodeV1TaskRun,
-		release7: func(ctx context.Context, run *v1beta1.TaskRun) field.ErrorList {
-			return release7Errors(runstate.TaskRunRelease7Fields(conversion.V1TaskRunOf(ctx, run)))
-		},
+		release7: taskRunRelease7,
 		stashed: "spec.params, spec.timeout, spec.status, spec.workspaces, spec.serviceAccountName, spec.podTemplate, spec.retries, spec.retryOn, " +
 			"spec.ttlSecondsAfterFinished, status.conditions, status.steps, status.results and status.attempts",
 	}
-}
-
-// release7Errors refuses each of paths, a field only release 7 runs.
-func release7Errors(paths []*field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, path := range paths {
-		errs = append(errs, field.Forbidden(path, runstate.Release7Needed))
-	}
-	return errs
 }
