@@ -72,7 +72,9 @@ func TaskRunRelease7Fields(run *v1.TaskRun) []*field.Path {
 // `Task "build" spec.sidecars`.
 // task is the Task the run refers to, nil when it gives a taskSpec or its
 // Task is not there. Release 6's controller leaves such a run Pending
-// (Release7Message) rather than run it without what it asks for.
+// (Release7Message) rather than run it without what it asks for; one that
+// already has its Pod (started by release 7 before a rollback) goes on
+// through it, as every run in flight does.
 func NeedsRelease7(run *v1.TaskRun, task *v1.Task) (field string, needs bool) {
 	if paths := TaskRunRelease7Fields(run); len(paths) > 0 {
 		return paths[0].String(), true
