@@ -1,9 +1,10 @@
 package stashguard
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
@@ -36,7 +37,7 @@ func refuseRelease7(fields, old []release7Field) field.ErrorList {
 		kept := false
 		for _, o := range old {
 			if o.key == f.key {
-				kept = equality.Semantic.DeepEqual(o.value, f.value)
+				kept = sameJSON(o.value, f.value)
 				break
 			}
 		}
@@ -121,4 +122,14 @@ func taskRunRelease7Fields(run *v1.TaskRun) []release7Field {
 		fields = append(fields, release7Field{path: path, key: path.String(), value: value})
 	}
 	return fields
+}
+
+// sameJSON reports whether a and b are the same on the wire, as the API
+// server stores them: a field is kept when what is written of it is what
+// was stored. (A Duration keeps the text it was written as, which
+// reflection cannot compare.)
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -58,6 +59,8 @@ func TestRelease7FieldsAreRefusedInEveryVersion(t *testing.T) {
 	otherSidecarTask.Spec.Sidecars[0].Image = "postgres:18"
 	bothTask := sidecarTask.DeepCopy()
 	bothTask.Spec.Steps[0].Timeout = v1.NewDuration(0)
+	inlineTimeoutRun := inlineRun.DeepCopy()
+	inlineTimeoutRun.Spec.TaskSpec.Steps[0].Timeout = v1.NewDuration(time.Minute)
 	editedSidecarTask := sidecarTask.DeepCopy()
 	editedSidecarTask.Spec.Steps[0].Script = "echo edited"
 
@@ -79,6 +82,8 @@ func TestRelease7FieldsAreRefusedInEveryVersion(t *testing.T) {
 		"a v1 Task changing its sidecars":                        {guard: tasks, kind: "Task", version: "v1", obj: otherSidecarTask, old: sidecarTask, want: "spec.sidecars"},
 		"a v1 Task gaining a step timeout":                       {guard: tasks, kind: "Task", version: "v1", obj: bothTask, old: sidecarTask, want: "spec.steps[0].timeout"},
 		"a v1beta1 Task keeping its sidecars, its script edited": {guard: tasks, kind: "Task", version: "v1beta1", obj: editedSidecarTask, old: sidecarTask},
+		"a v1 Task keeping a step timeout":                       {guard: tasks, kind: "Task", version: "v1", obj: timeoutTask, old: timeoutTask},
+		"a v1alpha1 Task keeping a step timeout":                 {guard: tasks, kind: "Task", version: "v1alpha1", obj: timeoutTask, old: timeoutTask},
 		"a v1 Task dropping its sidecars":                        {guard: tasks, kind: "Task", version: "v1", obj: plainTask, old: sidecarTask},
 		"a v1 run":                                               {guard: runs, kind: "TaskRun", version: "v1", obj: plainRun},
 		"a v1 run with a taskSpec":                               {guard: runs, kind: "TaskRun", version: "v1", obj: inlineRun, want: "spec.taskSpec"},
@@ -96,6 +101,8 @@ func TestRelease7FieldsAreRefusedInEveryVersion(t *testing.T) {
 			obj: plainRun, old: sidecarsRun},
 		"a v1alpha1 write pinning a spec through the annotation": {guard: runs, kind: "TaskRun", version: "v1alpha1",
 			obj: pinnedRun, old: plainRun, want: "status.taskSpec"},
+		"a v1 status write of a run whose taskSpec has a step timeout": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",
+			obj: inlineTimeoutRun, old: inlineTimeoutRun},
 		"a v1beta1 write of a run that gives a taskSpec": {guard: runs, kind: "TaskRun", version: "v1beta1",
 			obj: inlineRun, old: inlineRun},
 	}
