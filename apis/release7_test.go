@@ -136,6 +136,14 @@ func TestAPIServerRefusesInvalidRelease7Fields(t *testing.T) {
 			obj: v1Task + "spec: {steps: [{name: s, image: i}], sidecars: [{name: s, image: i}]}", field: "spec.sidecars", also: "a sidecar cannot have a step's name"},
 		"a sidecar with a script and a command": {
 			obj: v1Task + "spec: {steps: [{name: s, image: i}], sidecars: [{name: db, image: i, script: x, command: [run]}]}", field: "spec.sidecars[0]", also: "command and args cannot be used with script"},
+		"a sidecar's port past 65535": {
+			obj: v1Task + "spec: {steps: [{name: s, image: i}], sidecars: [{name: db, image: i, ports: [{containerPort: 70000}]}]}", field: "spec.sidecars[0].ports", also: "ports must be from 1 to 65535"},
+		"a probe's period past int32": {
+			obj:   v1Task + "spec: {steps: [{name: s, image: i}], sidecars: [{name: db, image: i, readinessProbe: {exec: {command: [x]}, periodSeconds: 2147483648}}]}",
+			field: "spec.sidecars[0].readinessProbe", also: "from 0 to 2147483647"},
+		"a probe's port past 65535": {
+			obj:   v1Task + "spec: {steps: [{name: s, image: i}], sidecars: [{name: db, image: i, startupProbe: {tcpSocket: {port: 65536}}}]}",
+			field: "spec.sidecars[0].startupProbe", also: "from 1 to 65535"},
 		"eleven sidecars": {
 			obj:   v1Task + "spec:\n  steps: [{name: s, image: i}]\n  sidecars: [" + flowList(11, func(n string) string { return "{name: c" + n + ", image: i}" }) + "]",
 			field: "spec.sidecars"},

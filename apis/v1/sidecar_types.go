@@ -58,7 +58,12 @@ type StepTemplate struct {
 // sidecar: started, and ready, before the first step, and stopped once the
 // last step ends.
 //
+// Its ports' and probes' numbers are core/v1's int32s, which API servers
+// before Kubernetes 1.36 store unchecked: the rules below bound them, so
+// that no value a typed decode refuses is ever stored.
+//
 // +kubebuilder:validation:XValidation:rule="!has(self.script) || (!has(self.command) && !has(self.args))",message="command and args cannot be used with script"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, p.containerPort >= 1 && p.containerPort <= 65535 && (!has(p.hostPort) || (p.hostPort >= 0 && p.hostPort <= 65535)))",message="ports must be from 1 to 65535",fieldPath=".ports"
 type Sidecar struct {
 	// Name identifies the sidecar within its Task; a DNS-1123 label, not a
 	// step's name.
@@ -66,17 +71,18 @@ type Sidecar struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// Image is the container image the sidecar runs.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
 
-	// Script is run as /bin/sh -c SCRIPT; empty runs the command, else the
-	// image's entrypoint.
+	// Script is run as /bin/sh -c SCRIPT; absent runs the command, else
+	// the image's entrypoint.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=65536
 	Script string `json:"script,omitempty"`
 
@@ -138,10 +144,14 @@ type Sidecar struct {
 	// ReadinessProbe says when the sidecar is ready; the first step waits
 	// for it. Without one, the sidecar is ready once started.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="(!has(self.initialDelaySeconds) || (self.initialDelaySeconds >= 0 && self.initialDelaySeconds <= 2147483647)) && (!has(self.timeoutSeconds) || (self.timeoutSeconds >= 0 && self.timeoutSeconds <= 2147483647)) && (!has(self.periodSeconds) || (self.periodSeconds >= 0 && self.periodSeconds <= 2147483647)) && (!has(self.successThreshold) || (self.successThreshold >= 0 && self.successThreshold <= 2147483647)) && (!has(self.failureThreshold) || (self.failureThreshold >= 0 && self.failureThreshold <= 2147483647))",message="a probe's seconds and thresholds must be from 0 to 2147483647"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.grpc) || (self.grpc.port >= 1 && self.grpc.port <= 65535)) && (!has(self.httpGet) || type(self.httpGet.port) == string || (self.httpGet.port >= 1 && self.httpGet.port <= 65535)) && (!has(self.tcpSocket) || type(self.tcpSocket.port) == string || (self.tcpSocket.port >= 1 && self.tcpSocket.port <= 65535))",message="a probe's port must be a name or a number from 1 to 65535"
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 
 	// StartupProbe says when the sidecar has started.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="(!has(self.initialDelaySeconds) || (self.initialDelaySeconds >= 0 && self.initialDelaySeconds <= 2147483647)) && (!has(self.timeoutSeconds) || (self.timeoutSeconds >= 0 && self.timeoutSeconds <= 2147483647)) && (!has(self.periodSeconds) || (self.periodSeconds >= 0 && self.periodSeconds <= 2147483647)) && (!has(self.successThreshold) || (self.successThreshold >= 0 && self.successThreshold <= 2147483647)) && (!has(self.failureThreshold) || (self.failureThreshold >= 0 && self.failureThreshold <= 2147483647))",message="a probe's seconds and thresholds must be from 0 to 2147483647"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.grpc) || (self.grpc.port >= 1 && self.grpc.port <= 65535)) && (!has(self.httpGet) || type(self.httpGet.port) == string || (self.httpGet.port >= 1 && self.httpGet.port <= 65535)) && (!has(self.tcpSocket) || type(self.tcpSocket.port) == string || (self.tcpSocket.port >= 1 && self.tcpSocket.port <= 65535))",message="a probe's port must be a name or a number from 1 to 65535"
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
 }
 
@@ -151,7 +161,7 @@ type SidecarState struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// State is the sidecar container's state.
 	// +optional
@@ -176,6 +186,7 @@ type SidecarState struct {
 
 	// Reason is the container's reason for its state, if any.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	Reason string `json:"reason,omitempty"`
 

@@ -28,7 +28,7 @@ type TaskRunSpec struct {
 	// taskSpec. Needs release 7.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="taskSpec is immutable"
-	TaskSpec *TaskSpec `json:"taskSpec,omitempty"`
+	TaskSpec *TaskSpec `json:"taskSpec,omitzero"`
 
 	// Params give values to the Task's params. Values the Task does not
 	// declare are ignored.
@@ -277,7 +277,7 @@ type TaskRunStatus struct {
 	// which every attempt runs; written once, with the first Pod. Needs
 	// release 7.
 	// +optional
-	TaskSpec *TaskSpec `json:"taskSpec,omitempty"`
+	TaskSpec *TaskSpec `json:"taskSpec,omitzero"`
 
 	// Sidecars report each sidecar's state, in the Task's order. Needs
 	// release 7.
