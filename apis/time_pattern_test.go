@@ -35,6 +35,8 @@ func TestTimePatternIsOneConstant(t *testing.T) {
 		"taskruns.minitask.dev v1 .status.attempts[*].completionTime",
 		"taskruns.minitask.dev v1 .status.attempts[*].startTime",
 		"taskruns.minitask.dev v1 .status.completionTime",
+		"taskruns.minitask.dev v1 .status.sidecars[*].finishedAt",
+		"taskruns.minitask.dev v1 .status.sidecars[*].startedAt",
 		"taskruns.minitask.dev v1 .status.startTime",
 		"taskruns.minitask.dev v1 .status.steps[*].finishedAt",
 		"taskruns.minitask.dev v1 .status.steps[*].startedAt",

@@ -7,6 +7,8 @@ import (
 
 // TaskSpec is the list of container steps a Task runs, in order, and the
 // params its steps may refer to as $(params.NAME).
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(s, !self.steps.exists(t, t.name == s.name))",message="a sidecar cannot have a step's name",fieldPath=".sidecars"
 type TaskSpec struct {
 	// Description says what the Task does.
 	// +optional
@@ -45,6 +47,20 @@ type TaskSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=50
 	Steps []Step `json:"steps"`
+
+	// StepTemplate gives every step defaults; a step's own field wins, and
+	// env and envFrom merge by name, the step's entry winning. Needs
+	// release 7.
+	// +optional
+	StepTemplate *StepTemplate `json:"stepTemplate,omitempty"`
+
+	// Sidecars are services that run beside the steps, from before the
+	// first step starts until the last one ends. Needs release 7.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	Sidecars []Sidecar `json:"sidecars,omitempty"`
 }
 
 // ParamSpec declares a param of a Task.
@@ -220,6 +236,25 @@ type Step struct {
 	// exit code reported with reason Continued.
 	// +optional
 	OnError OnError `json:"onError,omitempty"`
+
+	// SecurityContext is the step container's security context, over the
+	// stepTemplate's, merged over what a restricted namespace requires.
+	// Needs release 7.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// ImagePullPolicy is when the step's image is pulled; absent means the
+	// stepTemplate's, else the kubelet's default. Needs release 7.
+	// +optional
+	ImagePullPolicy PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// Timeout bounds the step, counted from its command's start: past it
+	// the command gets SIGTERM, then SIGKILL, and the run fails
+	// StepTimedOut unless onError is continue. A Go duration such as 10m;
+	// absent or 0s means no bound but the run's. Needs release 7.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="timeout must not be negative"
+	Timeout *Duration `json:"timeout,omitempty"`
 }
 
 // Task is a reusable list of container steps.

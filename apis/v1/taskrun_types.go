@@ -9,7 +9,8 @@ import (
 // creation; the API server enforces that. Timeouts are compared by value, so
 // that 10m and 10m0s are the same timeout.
 //
-// +kubebuilder:validation:XValidation:rule="self.taskRef == oldSelf.taskRef",message="taskRef is immutable",fieldPath=".taskRef"
+// +kubebuilder:validation:XValidation:rule="has(self.taskRef) != has(self.taskSpec)",message="exactly one of taskRef and taskSpec must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.taskRef) == has(oldSelf.taskRef) && (!has(self.taskRef) || self.taskRef == oldSelf.taskRef)",message="taskRef is immutable",fieldPath=".taskRef"
 // +kubebuilder:validation:XValidation:rule="has(self.params) == has(oldSelf.params) && (!has(self.params) || self.params == oldSelf.params)",message="params are immutable",fieldPath=".params"
 // +kubebuilder:validation:XValidation:rule="has(self.timeouts) == has(oldSelf.timeouts) && (!has(self.timeouts) || (has(self.timeouts.total) == has(oldSelf.timeouts.total) && (!has(self.timeouts.total) || duration(self.timeouts.total) == duration(oldSelf.timeouts.total)) && has(self.timeouts.pending) == has(oldSelf.timeouts.pending) && (!has(self.timeouts.pending) || duration(self.timeouts.pending) == duration(oldSelf.timeouts.pending))))",message="timeouts are immutable",fieldPath=".timeouts"
 // +kubebuilder:validation:XValidation:rule="has(self.workspaces) == has(oldSelf.workspaces) && (!has(self.workspaces) || self.workspaces == oldSelf.workspaces)",message="workspaces are immutable",fieldPath=".workspaces"
@@ -19,9 +20,15 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.retryOn) == has(oldSelf.retryOn) && (!has(self.retryOn) || self.retryOn == oldSelf.retryOn)",message="retryOn is immutable",fieldPath=".retryOn"
 // +kubebuilder:validation:XValidation:rule="has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished)",message="ttlSecondsAfterFinished is immutable",fieldPath=".ttlSecondsAfterFinished"
 type TaskRunSpec struct {
-	// TaskRef names the Task to run.
-	// +required
-	TaskRef TaskRef `json:"taskRef"`
+	// TaskRef names the Task to run; exactly one of taskRef and taskSpec.
+	// +optional
+	TaskRef TaskRef `json:"taskRef,omitzero"`
+
+	// TaskSpec is the Task to run, inline; exactly one of taskRef and
+	// taskSpec. Needs release 7.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="taskSpec is immutable"
+	TaskSpec *TaskSpec `json:"taskSpec,omitzero"`
 
 	// Params give values to the Task's params. Values the Task does not
 	// declare are ignored.
@@ -265,6 +272,20 @@ type TaskRunStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=10
 	Attempts []Attempt `json:"attempts,omitempty"`
+
+	// TaskSpec is the Task spec the run resolved at its first attempt,
+	// which every attempt runs; written once, with the first Pod. Needs
+	// release 7.
+	// +optional
+	TaskSpec *TaskSpec `json:"taskSpec,omitzero"`
+
+	// Sidecars report each sidecar's state, in the Task's order. Needs
+	// release 7.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	Sidecars []SidecarState `json:"sidecars,omitempty"`
 }
 
 // RunResult is the value of one of the Task's results.

@@ -67,6 +67,14 @@ func parseParamBody(body string) (name, key string, star bool, err error) {
 	return name, key, star, nil
 }
 
+// IsReferableKey reports whether a reference, $(params.NAME.KEY), can name
+// key, an object param's property: one or more of a name's bytes (letters,
+// digits, '_' and '-'). A property no reference can name (a.b, say) is
+// refused at admission.
+func IsReferableKey(key string) bool {
+	return checkKey("", key) == nil
+}
+
 // checkKey says why key, after "$(params.NAME.", is no object key that a
 // reference can name (a name's bytes, as many as the API lets a key have),
 // or nil.

@@ -107,6 +107,7 @@ func TestConversionDocCoversV1(t *testing.T) {
 	betaFields := slices.Concat(
 		jsonFields("Task spec.", reflect.TypeFor[v1beta1.TaskSpec]()),
 		jsonFields("Task spec.params[].", reflect.TypeFor[v1beta1.ParamSpec]()),
+		jsonFields("Task spec.steps[].", reflect.TypeFor[v1beta1.Step]()),
 		jsonFields("TaskRun spec.", reflect.TypeFor[v1beta1.TaskRunSpec]()),
 		jsonFields("TaskRun spec.params[].", reflect.TypeFor[v1beta1.Param]()),
 		jsonFields("TaskRun status.", reflect.TypeFor[v1beta1.TaskRunStatus]()),
@@ -114,6 +115,7 @@ func TestConversionDocCoversV1(t *testing.T) {
 	v1Fields := slices.Concat(
 		jsonFields("Task spec.", reflect.TypeFor[v1.TaskSpec]()),
 		jsonFields("Task spec.params[].", reflect.TypeFor[v1.ParamSpec]()),
+		jsonFields("Task spec.steps[].", reflect.TypeFor[v1.Step]()),
 		jsonFields("TaskRun spec.", reflect.TypeFor[v1.TaskRunSpec]()),
 		jsonFields("TaskRun spec.params[].", reflect.TypeFor[v1.Param]()),
 		jsonFields("TaskRun spec.timeouts.", reflect.TypeFor[v1.Timeouts]()),

@@ -39,6 +39,8 @@ func TestThroughAPIServer(t *testing.T) {
 		"an oversized stash reads through v1alpha1":        testOversizedStashReadsThroughV1alpha1,
 		"re-applying a manifest after a v1alpha1 write":    testReapplyAfterV1alpha1Write,
 		"random objects round trip through the API server": testRandomObjectsThroughAPIServer,
+		"release 7's objects through every version":        testRelease7ObjectsThroughAPIServer,
+		"the largest pinned run through the watch caches":  testLargestPinnedRunThroughWatchCaches,
 		"hostile objects among random ones":                testHostileObjectsThroughAPIServer,
 		"a v1alpha1 step edit keeps the step's additions":  testStepEditsThroughV1alpha1,
 		"results, retries and attempts through v1alpha1":   testRunSemanticsThroughV1alpha1,

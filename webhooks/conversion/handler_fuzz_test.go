@@ -94,6 +94,12 @@ func handlerSeeds(tb testing.TB, scheme *runtime.Scheme) []handlerSeed {
 			review(tb, scheme, betaVersion, garbageAnnotatedRun, phaseOutsideEnum, spokeRun().Obj()), converted},
 		{"both kinds in one review", review(tb, scheme, alphaVersion, hubTask().Obj(), hubRun().Obj()), converted},
 		{"no objects", review(tb, scheme, betaVersion), converted},
+		// Release 7's fields, which release 6 keeps: from v1 to each spoke,
+		// and back from a spoke's stash.
+		{"a v1 run with a taskSpec, pinned, with sidecars, to v1alpha1", review(tb, scheme, alphaVersion, release7Run()), converted},
+		{"a v1 run with a taskSpec, pinned, with sidecars, to v1beta1", review(tb, scheme, betaVersion, release7Run()), converted},
+		{"a v1alpha1 run whose stash holds a taskSpec, to v1", review(tb, scheme, v1Version, spokeRun().TaskRef(InlineTaskRef).Annotation(AnnotationConversionData,
+			`{"v1":{"spec":{"taskSpec":{"steps":[{"name":"s","image":"i","timeout":"10m"}],"sidecars":[{"name":"db","image":"postgres"}]}},"status":{"sidecars":[{"name":"db","ready":true}]}}}`).Obj()), converted},
 		// What the API server may hold although no typed decode takes it:
 		// passed through, the rest of the review converted.
 		{"a TaskRun with lower-case times among good ones",
@@ -433,4 +439,18 @@ func typedV1Run() *v1.TaskRun {
 func onlyV1Member(stash string) bool {
 	var members map[string]json.RawMessage
 	return json.Unmarshal([]byte(stash), &members) == nil && len(members) == 1 && members["v1"] != nil
+}
+
+// release7Run is a v1 run with release 7's fields: an inline taskSpec with a
+// step timeout and a sidecar, pinned, and its sidecar's state.
+func release7Run() *v1.TaskRun {
+	spec := &v1.TaskSpec{
+		Steps:    []v1.Step{{Name: "build", Image: "alpine", Script: "true", Timeout: v1.NewDuration(10 * time.Minute), ImagePullPolicy: v1.PullAlways}},
+		Sidecars: []v1.Sidecar{{Name: "db", Image: "postgres:17"}},
+	}
+	return &v1.TaskRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "inline", Namespace: "ns"},
+		Spec:       v1.TaskRunSpec{TaskSpec: spec},
+		Status:     v1.TaskRunStatus{TaskSpec: spec.DeepCopy(), Sidecars: []v1.SidecarState{{Name: "db", State: v1.StepRunning}}},
+	}
 }

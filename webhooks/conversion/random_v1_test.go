@@ -12,7 +12,8 @@ import (
 // The generators of v1 objects start from the random v1beta1 ones, every
 // field releases 2 to 4 added among them, and add what only v1 expresses:
 // typed params (an array or an object, with its properties, as a default or
-// a run's value, or a string said to be one) and timeouts.pending.
+// a run's value, or a string said to be one), timeouts.pending, and
+// release 7's fields (random_release7_test.go).
 
 func (g *objectGenerator) v1Task() *v1.Task {
 	task := &v1.Task{}
@@ -43,6 +44,7 @@ func (g *objectGenerator) v1Task() *v1.Task {
 			p.Type = v1.ParamTypeString // said, not defaulted
 		}
 	}
+	g.release7TaskSpec(&task.Spec)
 	return task
 }
 
@@ -63,6 +65,7 @@ func (g *objectGenerator) v1TaskRun() *v1.TaskRun {
 		pending := v1.NewDuration(time.Duration(g.intn(3600)) * time.Second)
 		run.Spec.Timeouts.Pending = pending
 	}
+	g.release7TaskRun(run)
 	return run
 }
 

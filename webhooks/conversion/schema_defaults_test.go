@@ -73,12 +73,23 @@ func TestAnswersKeepDefaultedNames(t *testing.T) {
 // the types defaultedNameMarshalers write occur in a v1 or v1beta1 TaskRun
 // only at the two paths it looks at, so that a run it passes over is written
 // the same without the marshalers.
+//
+// A v1 run's taskSpec and status.taskSpec (release 7's fields) hold more of
+// them, in the env and envFrom of its steps, stepTemplate and sidecars,
+// embedded in the selectors. Their names need no writing: only v1's schema
+// holds a taskSpec, and v1 is stored, so the API server defaults them on
+// every read and every v1 write, and no rule ever compares a converted
+// taskSpec (a spoke's write is judged by the spoke's rules, in which the
+// taskSpec is only the annotation's text).
 func TestDefaultedNamesAreWhereLooked(t *testing.T) {
 	want := []string{".Spec.Workspaces[].ConfigMap", ".Spec.PodTemplate.ImagePullSecrets[]"}
 	for _, run := range []any{v1.TaskRun{}, v1beta1.TaskRun{}} {
 		var found []string
 		var walk func(typ reflect.Type, path string, seen map[reflect.Type]bool)
 		walk = func(typ reflect.Type, path string, seen map[reflect.Type]bool) {
+			if path == ".Spec.TaskSpec" || path == ".Status.TaskSpec" {
+				return // written as is, above
+			}
 			switch typ {
 			case reflect.TypeFor[corev1.LocalObjectReference](), reflect.TypeFor[corev1.ConfigMapVolumeSource]():
 				found = append(found, path)

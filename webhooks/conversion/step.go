@@ -30,13 +30,15 @@ func (s *stepLostFields) isEmpty() bool {
 }
 
 // stepsFromHub returns the v1alpha1 steps of steps, field by field, and the
-// additions of those steps that have any, for the stash (nil when none has).
-func stepsFromHub(steps []v1.Step) ([]v1alpha1.Step, []stepLostFields) {
+// additions of those steps that have any, for the stash's v1beta1 and v1
+// members (nil when none has).
+func stepsFromHub(steps []v1.Step) ([]v1alpha1.Step, []stepLostFields, []stepV1Fields) {
 	if steps == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	spoke := make([]v1alpha1.Step, len(steps))
 	var lost []stepLostFields
+	var lostV1 []stepV1Fields
 	for i := range steps {
 		step := &steps[i]
 		spoke[i] = v1alpha1.Step{Name: step.Name, Image: step.Image, Script: step.Script}
@@ -53,18 +55,22 @@ func stepsFromHub(steps []v1.Step) ([]v1alpha1.Step, []stepLostFields) {
 		if !additions.isEmpty() {
 			lost = append(lost, additions)
 		}
+		if fields, ok := stepV1FieldsOf(step); ok {
+			lostV1 = append(lostV1, fields)
+		}
 	}
-	return spoke, lost
+	return spoke, lost, lostV1
 }
 
 // stepsToHub returns the v1 steps of steps, field by field, each with
-// the additions stashed under its name. The stash is indexed once (firstByName), so that
+// the additions stashed under its name in either member. The stash is indexed once (firstByName), so that
 // merging stays linear in the number of steps.
-func stepsToHub(steps []v1alpha1.Step, stashed []stepLostFields) []v1.Step {
+func stepsToHub(steps []v1alpha1.Step, stashed []stepLostFields, stashedV1 []stepV1Fields) []v1.Step {
 	if steps == nil {
 		return nil
 	}
 	byName := firstByName(stashed, func(s *stepLostFields) string { return s.Name })
+	v1ByName := firstByName(stashedV1, func(s *stepV1Fields) string { return s.Name })
 	hub := make([]v1.Step, len(steps))
 	for i := range steps {
 		step := &steps[i]
@@ -78,6 +84,7 @@ func stepsToHub(steps []v1alpha1.Step, stashed []stepLostFields) []v1.Step {
 			hub[i].ComputeResources = additions.ComputeResources
 			hub[i].OnError = additions.OnError
 		}
+		restoreStepV1Fields(&hub[i], v1ByName)
 	}
 	return hub
 }

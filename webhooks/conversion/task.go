@@ -40,6 +40,17 @@ type taskSpecV1Fields struct {
 	// Params holds, by name, the type and properties of each param that
 	// is not a plain string.
 	Params []paramTypeStash `json:"params,omitempty"`
+	// Steps holds, by step name, only the steps with fields neither spoke
+	// expresses (securityContext, imagePullPolicy, timeout): see
+	// stepV1Fields. Release 7's, as are the two below.
+	Steps        []stepV1Fields   `json:"steps,omitempty"`
+	StepTemplate *v1.StepTemplate `json:"stepTemplate,omitempty"`
+	Sidecars     []v1.Sidecar     `json:"sidecars,omitempty"`
+}
+
+// isEmpty reports whether s holds nothing, so that no stash is needed.
+func (s *taskSpecV1Fields) isEmpty() bool {
+	return s.Params == nil && s.Steps == nil && s.StepTemplate == nil && s.Sidecars == nil
 }
 
 // alphaTaskStash is the conversion annotation of a v1alpha1 Task.
@@ -59,7 +70,10 @@ func ConvertTaskToHub(ctx context.Context, src *v1alpha1.Task, dst *v1.Task) err
 		Params:      paramSpecsToHub(lost.V1beta1.Spec.Params, lost.V1.Spec.Params),
 		Workspaces:  lost.V1beta1.Spec.Workspaces,
 		Results:     lost.V1beta1.Spec.Results,
-		Steps:       stepsToHub(src.Spec.Steps, lost.V1beta1.Spec.Steps),
+		Steps:       stepsToHub(src.Spec.Steps, lost.V1beta1.Spec.Steps, lost.V1.Spec.Steps),
+		// Release 7's.
+		StepTemplate: lost.V1.Spec.StepTemplate,
+		Sidecars:     lost.V1.Spec.Sidecars,
 	}
 	return nil
 }
@@ -77,7 +91,7 @@ func ConvertTaskFromHub(ctx context.Context, src *v1.Task, dst *v1alpha1.Task) e
 func taskFromHub(src *v1.Task, dst *v1alpha1.Task) alphaTaskStash {
 	dst.ObjectMeta = src.ObjectMeta
 
-	steps, lostSteps := stepsFromHub(src.Spec.Steps)
+	steps, lostSteps, stepFields := stepsFromHub(src.Spec.Steps)
 	dst.Spec = v1alpha1.TaskSpec{Steps: steps}
 
 	params, paramTypes := paramSpecsFromHub(nilIfEmpty(src.Spec.Params))
@@ -89,6 +103,11 @@ func taskFromHub(src *v1.Task, dst *v1alpha1.Task) alphaTaskStash {
 			Steps:       lostSteps,
 			Results:     nilIfEmpty(src.Spec.Results),
 		}},
-		V1: taskV1Fields{Spec: taskSpecV1Fields{Params: paramTypes}},
+		V1: taskV1Fields{Spec: taskSpecV1Fields{
+			Params:       paramTypes,
+			Steps:        stepFields,
+			StepTemplate: src.Spec.StepTemplate,
+			Sidecars:     nilIfEmpty(src.Spec.Sidecars),
+		}},
 	}
 }

@@ -25,7 +25,10 @@ func ConvertBetaTaskToHub(ctx context.Context, src *v1beta1.Task, dst *v1.Task) 
 		Params:      paramSpecsToHub(src.Spec.Params, lost.V1.Spec.Params),
 		Workspaces:  sameShapeSlice[v1.WorkspaceDeclaration](src.Spec.Workspaces),
 		Results:     sameShapeSlice[v1.ResultDeclaration](src.Spec.Results),
-		Steps:       sameShapeSlice[v1.Step](src.Spec.Steps),
+		Steps:       betaStepsToHub(src.Spec.Steps, lost.V1.Spec.Steps),
+		// Release 7's.
+		StepTemplate: lost.V1.Spec.StepTemplate,
+		Sidecars:     lost.V1.Spec.Sidecars,
 	}
 	return nil
 }
@@ -36,7 +39,7 @@ func ConvertBetaTaskToHub(ctx context.Context, src *v1beta1.Task, dst *v1.Task) 
 // is never changed.
 func ConvertBetaTaskFromHub(ctx context.Context, src *v1.Task, dst *v1beta1.Task) error {
 	lost := betaTaskFromHub(src, dst)
-	if lost.V1.Spec.Params == nil {
+	if lost.V1.Spec.isEmpty() {
 		// What nearly every Task is: nothing to encode, as it would encode
 		// to {}.
 		setConversionAnnotations(&dst.ObjectMeta, "", false)
@@ -51,12 +54,18 @@ func ConvertBetaTaskFromHub(ctx context.Context, src *v1.Task, dst *v1beta1.Task
 func betaTaskFromHub(src *v1.Task, dst *v1beta1.Task) betaTaskStash {
 	dst.ObjectMeta = src.ObjectMeta
 	params, paramTypes := paramSpecsFromHub(src.Spec.Params)
+	steps, stepFields := betaStepsFromHub(src.Spec.Steps)
 	dst.Spec = v1beta1.TaskSpec{
 		Description: src.Spec.Description,
 		Params:      params,
 		Workspaces:  sameShapeSlice[v1beta1.WorkspaceDeclaration](src.Spec.Workspaces),
 		Results:     sameShapeSlice[v1beta1.ResultDeclaration](src.Spec.Results),
-		Steps:       sameShapeSlice[v1beta1.Step](src.Spec.Steps),
+		Steps:       steps,
 	}
-	return betaTaskStash{V1: taskV1Fields{Spec: taskSpecV1Fields{Params: paramTypes}}}
+	return betaTaskStash{V1: taskV1Fields{Spec: taskSpecV1Fields{
+		Params:       paramTypes,
+		Steps:        stepFields,
+		StepTemplate: src.Spec.StepTemplate,
+		Sidecars:     nilIfEmpty(src.Spec.Sidecars),
+	}}}
 }

@@ -54,7 +54,8 @@ type taskRunStatusLostFields struct {
 // taskRunV1Fields are the TaskRun fields only v1 expresses: the stash's v1
 // section, on objects of either spoke.
 type taskRunV1Fields struct {
-	Spec taskRunSpecV1Fields `json:"spec,omitzero"`
+	Spec   taskRunSpecV1Fields   `json:"spec,omitzero"`
+	Status taskRunStatusV1Fields `json:"status,omitzero"`
 }
 
 type taskRunSpecV1Fields struct {
@@ -62,6 +63,15 @@ type taskRunSpecV1Fields struct {
 	Params []valueTypeStash `json:"params,omitempty"`
 	// Pending is timeouts.pending.
 	Pending *v1.Duration `json:"pending,omitempty"`
+	// TaskSpec is the inline Task (release 7); the spoke's taskRef is then
+	// InlineTaskRef.
+	TaskSpec *v1.TaskSpec `json:"taskSpec,omitempty"`
+}
+
+// isEmpty reports whether f holds nothing, so that no stash is needed.
+func (f *taskRunV1Fields) isEmpty() bool {
+	return f.Spec.Params == nil && f.Spec.Pending == nil && f.Spec.TaskSpec == nil &&
+		f.Status.TaskSpec == nil && f.Status.Sidecars == nil
 }
 
 // alphaTaskRunStash is the conversion annotation of a v1alpha1 TaskRun.
@@ -79,7 +89,8 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1.Tas
 	lost := stash.V1beta1.lostFields()
 
 	dst.Spec = v1.TaskRunSpec{
-		TaskRef:                 v1.TaskRef{Name: src.Spec.TaskRef},
+		TaskRef:                 hubTaskRef(src.Spec.TaskRef, stash.V1.Spec.TaskSpec),
+		TaskSpec:                stash.V1.Spec.TaskSpec,
 		Params:                  paramsToHub(lost.Spec.Params, stash.V1.Spec.Params),
 		Timeouts:                timeoutsToHub(lost.Spec.Timeout, stash.V1.Spec.Pending),
 		Status:                  lost.Spec.Status,
@@ -99,6 +110,8 @@ func ConvertTaskRunToHub(ctx context.Context, src *v1alpha1.TaskRun, dst *v1.Tas
 		Steps:          lost.Status.Steps,
 		Results:        lost.Status.Results,
 		Attempts:       lost.Status.Attempts,
+		TaskSpec:       stash.V1.Status.TaskSpec,
+		Sidecars:       stash.V1.Status.Sidecars,
 	}
 	return nil
 }
@@ -116,7 +129,7 @@ func ConvertTaskRunFromHub(ctx context.Context, src *v1.TaskRun, dst *v1alpha1.T
 // it cannot, for the stash.
 func taskRunFromHub(src *v1.TaskRun, dst *v1alpha1.TaskRun) alphaTaskRunStash {
 	dst.ObjectMeta = src.ObjectMeta
-	dst.Spec = v1alpha1.TaskRunSpec{TaskRef: src.Spec.TaskRef.Name}
+	dst.Spec = v1alpha1.TaskRunSpec{TaskRef: spokeTaskRefName(&src.Spec)}
 	dst.Status = v1alpha1.TaskRunStatus{
 		Phase:      runstate.PhaseFromCondition(apimeta.FindStatusCondition(src.Status.Conditions, v1.ConditionSucceeded)),
 		PodName:    src.Status.PodName,
@@ -150,7 +163,13 @@ func taskRunFromHub(src *v1.TaskRun, dst *v1alpha1.TaskRun) alphaTaskRunStash {
 	}
 	return alphaTaskRunStash{
 		V1beta1: lost,
-		V1:      taskRunV1Fields{Spec: taskRunSpecV1Fields{Params: valueTypes, Pending: pending}},
+		V1: taskRunV1Fields{
+			Spec: taskRunSpecV1Fields{Params: valueTypes, Pending: pending, TaskSpec: src.Spec.TaskSpec},
+			Status: taskRunStatusV1Fields{
+				TaskSpec: src.Status.TaskSpec,
+				Sidecars: nilIfEmpty(src.Status.Sidecars),
+			},
+		},
 	}
 }
 

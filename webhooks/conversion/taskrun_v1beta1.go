@@ -21,7 +21,8 @@ func ConvertBetaTaskRunToHub(ctx context.Context, src *v1beta1.TaskRun, dst *v1.
 	restoreLostFields(ctx, &dst.ObjectMeta, &lost)
 
 	dst.Spec = v1.TaskRunSpec{
-		TaskRef:                 *sameShape[v1.TaskRef](&src.Spec.TaskRef),
+		TaskRef:                 hubTaskRef(src.Spec.TaskRef.Name, lost.V1.Spec.TaskSpec),
+		TaskSpec:                lost.V1.Spec.TaskSpec,
 		Params:                  paramsToHub(src.Spec.Params, lost.V1.Spec.Params),
 		Timeouts:                timeoutsToHub(sameShape[v1.Duration](src.Spec.Timeout), lost.V1.Spec.Pending),
 		Status:                  v1.TaskRunSpecStatus(src.Spec.Status),
@@ -32,7 +33,7 @@ func ConvertBetaTaskRunToHub(ctx context.Context, src *v1beta1.TaskRun, dst *v1.
 		RetryOn:                 sameShapeSlice[v1.RetryReason](src.Spec.RetryOn),
 		TTLSecondsAfterFinished: src.Spec.TTLSecondsAfterFinished,
 	}
-	dst.Status = *sameShape[v1.TaskRunStatus](&src.Status)
+	dst.Status = betaStatusToHub(&src.Status, &lost.V1.Status)
 	return nil
 }
 
@@ -42,7 +43,7 @@ func ConvertBetaTaskRunToHub(ctx context.Context, src *v1beta1.TaskRun, dst *v1.
 // changed.
 func ConvertBetaTaskRunFromHub(ctx context.Context, src *v1.TaskRun, dst *v1beta1.TaskRun) error {
 	lost := betaTaskRunFromHub(src, dst)
-	if lost.V1.Spec.Params == nil && lost.V1.Spec.Pending == nil {
+	if lost.V1.isEmpty() {
 		// What nearly every run is: nothing to encode, as it would encode
 		// to {}.
 		setConversionAnnotations(&dst.ObjectMeta, "", false)
@@ -59,7 +60,7 @@ func betaTaskRunFromHub(src *v1.TaskRun, dst *v1beta1.TaskRun) betaTaskRunStash 
 	params, valueTypes := paramsFromHub(src.Spec.Params)
 	total, pending := timeoutsFromHub(src.Spec.Timeouts)
 	dst.Spec = v1beta1.TaskRunSpec{
-		TaskRef:                 *sameShape[v1beta1.TaskRef](&src.Spec.TaskRef),
+		TaskRef:                 v1beta1.TaskRef{Name: spokeTaskRefName(&src.Spec)},
 		Params:                  params,
 		Timeout:                 sameShape[v1beta1.Duration](total),
 		Status:                  v1beta1.TaskRunSpecStatus(src.Spec.Status),
@@ -70,6 +71,10 @@ func betaTaskRunFromHub(src *v1.TaskRun, dst *v1beta1.TaskRun) betaTaskRunStash 
 		RetryOn:                 sameShapeSlice[v1beta1.RetryReason](src.Spec.RetryOn),
 		TTLSecondsAfterFinished: src.Spec.TTLSecondsAfterFinished,
 	}
-	dst.Status = *sameShape[v1beta1.TaskRunStatus](&src.Status)
-	return betaTaskRunStash{V1: taskRunV1Fields{Spec: taskRunSpecV1Fields{Params: valueTypes, Pending: pending}}}
+	status, statusFields := betaStatusFromHub(&src.Status)
+	dst.Status = status
+	return betaTaskRunStash{V1: taskRunV1Fields{
+		Spec:   taskRunSpecV1Fields{Params: valueTypes, Pending: pending, TaskSpec: src.Spec.TaskSpec},
+		Status: statusFields,
+	}}
 }

@@ -45,6 +45,10 @@ type guard[H, S any, PH object[H], PS object[S]] struct {
 	toHub func(context.Context, PS, PH) error
 	// fromV1 decodes a v1 object and converts it to its v1beta1 form.
 	fromV1 func(context.Context, []byte) (PH, error)
+	// release7 refuses, at their v1 paths, the fields of a v1beta1 form's
+	// v1 form that only release 7 runs, unless the object it replaces
+	// (nil: none) held them as they are.
+	release7 func(ctx context.Context, obj, old PH) field.ErrorList
 	// stashed names the fields the stash carries, for messages.
 	stashed string
 	// storedVersions says whether a stored object may still be one no
@@ -78,7 +82,7 @@ func (g *guard[H, S, PH, PS]) Handle(ctx context.Context, req admission.Request)
 	case v1alpha1.GroupVersion.Version:
 		errs = g.judgeSpokeWrite(ctx, req)
 	case v1beta1.GroupVersion.Version:
-		errs = g.judgeHubWrite(req)
+		errs = g.judgeHubWrite(ctx, req)
 	case v1.GroupVersion.Version:
 		errs = g.judgeV1Write(ctx, req)
 	default:
@@ -137,10 +141,27 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		errs = append(errs, g.checkStatusUnchanged(obj, old)...)
 		errs = append(errs, g.checkSize(hub, nil)...)
 	}
-	return errs
+	return append(errs, g.checkRelease7(ctx, hub, oldHub)...)
 }
 
-// judgeV1Write refuses a v1 write that takes the object's v1alpha1
+// checkRelease7 refuses what only release 7 runs (runstate's
+// TaskSpecRelease7Fields and TaskRunRelease7Fields), which a write of any
+// version may carry: v1 as its own fields, a spoke in the conversion
+// annotation's v1 member. A write may keep, or drop, what the object held
+// already (stored by release 7, before a rollback): such an object can
+// still be labelled, cancelled and deleted, and its status written.
+func (g *guard[H, S, PH, PS]) checkRelease7(ctx context.Context, obj, old PH) field.ErrorList {
+	// Only a conversion annotation carries what neither spoke expresses:
+	// the v1beta1 form of nearly every write has none, and needs no second
+	// conversion.
+	if _, ok := obj.GetAnnotations()[conversion.AnnotationConversionData]; !ok {
+		return nil
+	}
+	return g.release7(ctx, obj, old)
+}
+
+// judgeV1Write refuses a v1 write of what only release 7 runs (status
+// writes included), and one that takes the object's v1alpha1
 // annotations past the API server's limit. The API server applies v1's
 // own rules, and webhooks/validation v1's params; the guard judges its
 // v1beta1 form. An object no typed decode takes (a time Go cannot read, stored by
@@ -169,10 +190,11 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 			old = nil
 		}
 	}
+	errs := g.checkRelease7(ctx, stored, old)
 	if req.SubResource == "status" {
-		return nil
+		return errs
 	}
-	return g.checkSize(stored, old)
+	return append(errs, g.checkSize(stored, old)...)
 }
 
 // judgeHubWrite refuses a v1beta1 write that takes the object's v1alpha1
@@ -185,8 +207,9 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 //
 // A v1beta1 write that carries a conversion annotation is judged by what
 // the annotation restores: text that no longer parses as the type the
-// annotation gives it is refused, never dropped.
-func (g *guard[H, S, PH, PS]) judgeHubWrite(req admission.Request) field.ErrorList {
+// annotation gives it is refused, never dropped, and so is what only
+// release 7 runs.
+func (g *guard[H, S, PH, PS]) judgeHubWrite(ctx context.Context, req admission.Request) field.ErrorList {
 	hub := PH(new(H))
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, hub); err != nil {
 		return nil
@@ -198,7 +221,7 @@ func (g *guard[H, S, PH, PS]) judgeHubWrite(req admission.Request) field.ErrorLi
 			old = nil
 		}
 	}
-	if errs := conversion.CheckStashedTypes(hub); len(errs) > 0 {
+	if errs := append(conversion.CheckStashedTypes(hub), g.checkRelease7(ctx, hub, old)...); len(errs) > 0 {
 		return errs
 	}
 	return g.checkSize(hub, old)

@@ -12,6 +12,14 @@
 //   - A v1alpha1 write to an object whose stash conversion had to omit
 //     (minitask.dev/conversion-data-omitted) is refused: it would lose
 //     what the stash would have held.
+//   - What only release 7 runs (runstate.TaskSpecRelease7Fields and
+//     TaskRunRelease7Fields: sidecars, a step template, a step's security
+//     context, pull policy and timeout, a run's taskSpec, status.taskSpec
+//     and status.sidecars) is refused in every version, naming the field
+//     and release 7, unless the object held it already, as it is (a
+//     rollback from release 7; release7.go): v1 writes, status writes
+//     included, and spoke writes, which carry it in the annotation's v1
+//     member.
 //   - A v1alpha1 write to a TaskRun's main resource whose stash would change
 //     its status (results, attempts, steps, conditions) is refused: the API
 //     server keeps such a write from changing status only in the version it
@@ -88,7 +96,8 @@ func webhook(h admission.Handler) *admission.Webhook {
 func newTaskGuard(rules *hubRules) *guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task] {
 	return &guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task]{
 		kind: "Task", rules: rules, toHub: conversion.ConvertAlphaTaskToBeta, fromV1: conversion.DecodeV1Task,
-		stashed: "spec.description, spec.params, spec.workspaces, spec.results and the steps' command, args, workingDir, env, envFrom, computeResources and onError",
+		release7: taskRelease7,
+		stashed:  "spec.description, spec.params, spec.workspaces, spec.results and the steps' command, args, workingDir, env, envFrom, computeResources and onError",
 	}
 }
 
@@ -96,6 +105,7 @@ func newTaskGuard(rules *hubRules) *guard[v1beta1.Task, v1alpha1.Task, *v1beta1.
 func newTaskRunGuard(rules *hubRules) *guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun] {
 	return &guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun]{
 		kind: "TaskRun", rules: rules, toHub: conversion.ConvertAlphaTaskRunToBeta, fromV1: conversion.DecodeV1TaskRun,
+		release7: taskRunRelease7,
 		stashed: "spec.params, spec.timeout, spec.status, spec.workspaces, spec.serviceAccountName, spec.podTemplate, spec.retries, spec.retryOn, " +
 			"spec.ttlSecondsAfterFinished, status.conditions, status.steps, status.results and status.attempts",
 	}

@@ -38,6 +38,8 @@ func validateParamSpecs(specs []v1.ParamSpec) field.ErrorList {
 			errs = append(errs, field.Required(path.Child("properties"), fmt.Sprintf(
 				"param %q is an object: declare each of its keys in properties (properties: {KEY: {}}), "+
 					"so that every $(params.%s.KEY) the steps use can be checked", p.Name, p.Name)))
+		case typ == v1.ParamTypeObject:
+			errs = append(errs, validatePropertyKeys(path.Child("properties"), p)...)
 		}
 		if p.Default == nil {
 			continue
@@ -48,6 +50,22 @@ func validateParamSpecs(specs []v1.ParamSpec) field.ErrorList {
 			continue
 		}
 		errs = append(errs, validateValueSize(path.Child("default"), p.Default)...)
+	}
+	return errs
+}
+
+// validatePropertyKeys refuses each key of p's properties, at path, that no
+// reference can name ($(params.NAME.KEY) takes a name's bytes only, so
+// a.b or an empty key never): a key the steps can never use is a mistake,
+// and a value must still give it.
+func validatePropertyKeys(path *field.Path, p *v1.ParamSpec) field.ErrorList {
+	var errs field.ErrorList
+	for _, key := range slices.Sorted(maps.Keys(p.Properties)) {
+		if !params.IsReferableKey(key) {
+			errs = append(errs, field.Invalid(path.Key(key), key, fmt.Sprintf(
+				"param %q: no reference can name this key, $(params.%s.KEY) takes letters, digits, '_' and '-' only; rename it",
+				p.Name, p.Name)))
+		}
 	}
 	return errs
 }

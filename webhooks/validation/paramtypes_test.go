@@ -93,6 +93,14 @@ func TestValidateTypedParams(t *testing.T) {
 				nil, []string{"$(params.image.repo)"}),
 			want: []string{`spec.params[0].properties: Required value: param "image" is an object: declare each of its keys in properties (properties: {KEY: {}}), so that every $(params.image.KEY) the steps use can be checked`},
 		},
+		"keys no reference can name": {
+			task: typedTask([]v1.ParamSpec{imageParam(nil, "repo", "a.b", "", "tag!", "my_key-2")}, nil, nil),
+			want: []string{
+				`spec.params[0].properties[]: Invalid value: "": param "image": no reference can name this key, $(params.image.KEY) takes letters, digits, '_' and '-' only; rename it`,
+				`spec.params[0].properties[a.b]: Invalid value: "a.b": param "image": no reference can name this key, $(params.image.KEY) takes letters, digits, '_' and '-' only; rename it`,
+				`spec.params[0].properties[tag!]: Invalid value: "tag!": param "image": no reference can name this key, $(params.image.KEY) takes letters, digits, '_' and '-' only; rename it`,
+			},
+		},
 		"strings of a default past 64 KiB": {
 			task: typedTask([]v1.ParamSpec{
 				{Name: "s", Default: v1.NewStringValue(long)},
