@@ -112,8 +112,12 @@ func (r *TaskRunReconciler) buildPod(ctx context.Context, run *v1.TaskRun, task 
 	return runpod.Build(run, task, in)
 }
 
-// getTask reads the run's Task from the cache; nil if it does not exist.
+// getTask reads the run's Task from the cache; nil if it does not exist, or
+// the run names none (it gives its Task inline, which needs release 7).
 func (r *TaskRunReconciler) getTask(ctx context.Context, run *v1.TaskRun) (*v1.Task, error) {
+	if run.Spec.TaskRef.Name == "" {
+		return nil, nil
+	}
 	task := &v1.Task{}
 	key := client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.TaskRef.Name}
 	if err := r.Client.Get(ctx, key, task); err != nil {

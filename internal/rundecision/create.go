@@ -41,9 +41,15 @@ func ofEarlierRun(run *v1.TaskRun, pod *corev1.Pod) bool {
 }
 
 // TaskFound decides whether the run's Pod can be built from task, nil for
-// a Task that does not exist: the run waits for it, or ends for params that
-// do not fit it. Otherwise it returns the params' values.
+// a Task that does not exist (or none named: a run that gives its Task
+// inline): the run waits for it, or ends for params that do not fit it.
+// Otherwise it returns the params' values. A run that uses what only release
+// 7 runs (its own fields, or its Task's) waits, Pending, saying so: this
+// release keeps such fields but cannot run them, and a roll forward does.
 func (a *Attempt) TaskFound(task *v1.Task) (params.Values, *Outcome) {
+	if field, needs := runstate.NeedsRelease7(a.Run, task); needs {
+		return params.Values{}, Unknown(v1.ReasonPending, "%s", runstate.Release7Message(a.Run, field))
+	}
 	if task == nil {
 		return params.Values{}, WaitingForTask(a.Run)
 	}

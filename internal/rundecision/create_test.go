@@ -101,6 +101,26 @@ func TestTaskFound(t *testing.T) {
 			task: task().ParamDefault("x", "two").Obj(), run: wrappers.TaskRun("ns", "run", "t").Obj(),
 			want: want{Values: params.Values{Params: map[string]string{"x": "two"}}},
 		},
+		"a Task with a sidecar, which needs release 7": {
+			task: func() *v1.Task {
+				t := task().ParamDefault("x", "two").Obj()
+				t.Spec.Sidecars = []v1.Sidecar{{Name: "db", Image: "postgres:17"}}
+				return t
+			}(),
+			run: wrappers.TaskRun("ns", "run", "t").Obj(),
+			want: want{Outcome: Unknown(v1.ReasonPending,
+				`TaskRun "run" uses Task "t" spec.sidecars, which needs minitask release 7; waiting for a roll forward`)},
+		},
+		"a run that gives its Task inline, which needs release 7": {
+			task: nil,
+			run: func() *v1.TaskRun {
+				r := wrappers.TaskRun("ns", "run", "").Obj()
+				r.Spec.TaskSpec = &task().Obj().Spec
+				return r
+			}(),
+			want: want{Outcome: Unknown(v1.ReasonPending,
+				`TaskRun "run" uses spec.taskSpec, which needs minitask release 7; waiting for a roll forward`)},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
