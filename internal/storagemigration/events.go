@@ -20,6 +20,15 @@ const (
 	// ReasonManagedFieldsIncomplete: some objects keep such entries: they
 	// could not be rewritten; they are retried.
 	ReasonManagedFieldsIncomplete = "ManagedFieldsEntriesNotDropped"
+	// ReasonPlatformStarted: the manager asked the platform's storage
+	// version migrator to migrate the CRD (platform.go).
+	ReasonPlatformStarted = "StorageMigrationByPlatform"
+	// ReasonPlatformComplete: the platform's migration rewrote every
+	// object and trimmed storedVersions.
+	ReasonPlatformComplete = "StorageMigratedByPlatform"
+	// ReasonPlatformFailed: the platform's migration failed, or no
+	// controller took it up; the manager rewrites the objects itself.
+	ReasonPlatformFailed = "PlatformStorageMigrationFailed"
 )
 
 // maxEventNote is the API server's limit on an Event's note.
