@@ -16,7 +16,8 @@
 # after a kube-apiserver restart, v1beta1 write latency with and without
 # conversion reviews, the storage migration: against a
 # kube-apiserver and etcd on loopback), cluster
-# (bin/manager on a local kwok cluster: throughput, latency, writes, memory),
+# (bin/manager on a local kwok cluster: throughput, latency, writes, memory,
+# and the storage move by the platform's migrator and by the manager's own),
 # node (what a step costs on a real node: a kubelet, containerd and runc,
 # a TaskRun against bare Pods, about 35 minutes on 2 cores; it needs
 # Linux and root, and is skipped, saying why, where hack/real-node.sh check
