@@ -364,8 +364,8 @@ func (m *Migrator) platformComplete(crd *apiextensionsv1.CustomResourceDefinitio
 		return
 	}
 	m.Recorder.Eventf(crd, nil, corev1.EventTypeNormal, ReasonPlatformComplete, "Migrate",
-		"the platform's StorageVersionMigration %s rewrote every object in %s (%s); status.storedVersions is now [%s]",
-		migration.Name, storage, shorten(conditionMessage(migration, svmv1.MigrationRunning), 300), storage)
+		"the platform's StorageVersionMigration %s rewrote every object in %s; status.storedVersions is now [%s]",
+		migration.Name, storage, storage)
 }
 
 // platformFailed records that the manager migrates the CRD itself, the
