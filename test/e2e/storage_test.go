@@ -51,8 +51,10 @@ func checkStorageMigrated(t testing.TB, c *cluster, version string) map[string]i
 		// The platform's migrator waits until the garbage collector's
 		// informer of the resource has seen the migration's resourceVersion:
 		// without writes to the resource, until the API server's next watch
-		// bookmark, up to a minute later.
-		waitFor(t, 2*time.Minute, "the storage migration of "+name+" to "+version, func(ctx context.Context) error {
+		// bookmark, up to a minute later, and then its retry, which backs
+		// off meanwhile (the Tasks' took 80 s longer than the TaskRuns',
+		// which the runs in flight write, in TestUpgradeFromRelease5).
+		waitFor(t, 4*time.Minute, "the storage migration of "+name+" to "+version, func(ctx context.Context) error {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			if err := c.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 				return err
