@@ -230,7 +230,7 @@ var sections = []section{
 			"(kube-controller-manager's storage-version-migrator-controller); path=manager does not (as 1.30 to 1.36), " +
 			"and the manager rewrites them itself. The time runs from the manager's start (its controller off) until " +
 			"both CRDs' storedVersions are [v1]; the CPU seconds are that cluster's processes' over that time, and " +
-			"kube-apiserver's per object is over what it spends idle (measured for 20 s before), which a move that waits " +
+			"kube-apiserver's per object is over what it spends idle (measured for 20 s after), which a move that waits " +
 			"pays for longer. The " +
 			"creation of the objects, a write each, is the reference.",
 		base: "StorageMove", rowKeys: []string{"path"},

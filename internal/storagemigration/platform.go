@@ -375,7 +375,7 @@ func (m *Migrator) platformFailed(crd *apiextensionsv1.CustomResourceDefinition,
 		return
 	}
 	note := err.Error() + "; the manager rewrites the objects itself"
-	m.Recorder.Eventf(crd, nil, corev1.EventTypeWarning, ReasonPlatformFailed, "Migrate", "%s", shorten(note, maxEventNote))
+	m.Recorder.Eventf(crd, nil, corev1.EventTypeWarning, ReasonPlatformFailed, "Migrate", "%s", shorten(note))
 }
 
 // isPlatformUnavailable says whether err sends the CRD to the manager's own
