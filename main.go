@@ -102,7 +102,9 @@ func parseFlags() (options, zap.Options) {
 	flag.BoolVar(&o.enableController, "enable-controller", true,
 		"Run the TaskRun controller; false serves only the webhooks.")
 	flag.BoolVar(&o.storageMigration, "storage-migration", true,
-		"While leader, rewrite objects still stored in an old API version, trim the CRDs' status.storedVersions, and rewrite in RFC 3339 the malformed times an earlier release stored.")
+		"While leader, move objects still stored in an old API version to the storage version (by the platform's storage version migrator "+
+			"where the cluster serves storagemigration.k8s.io/v1, else by rewriting them), trim the CRDs' status.storedVersions, "+
+			"and rewrite in RFC 3339 the malformed times an earlier release stored.")
 	flag.StringVar(&o.certManagement, "cert-management", "none",
 		"How the webhook gets its certificate: none (from --webhook-cert-path, e.g. cert-manager's Secret), or self "+
 			"(the manager makes, rotates and injects it, in the Secret minitask-webhook-server-cert; what install.yaml uses).")

@@ -17,7 +17,8 @@
 # conversion reviews, the storage migration, a manager's start with 10,000
 # runs stored as v1: against a
 # kube-apiserver and etcd on loopback), cluster
-# (bin/manager on a local kwok cluster: throughput, latency, writes, memory),
+# (bin/manager on a local kwok cluster: throughput, latency, writes, memory,
+# and the storage move by the platform's migrator and by the manager's own),
 # node (what a step costs on a real node: a kubelet, containerd and runc,
 # a TaskRun against bare Pods, about 35 minutes on 2 cores; it needs
 # Linux and root, and is skipped, saying why, where hack/real-node.sh check

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A local Kubernetes cluster for minitask that needs no downloads: etcd,
-# kube-apiserver, kube-controller-manager (for garbage collection) and
-# kube-scheduler from the pinned toolchain (hack/install-tools.sh), and either
+# kube-apiserver, kube-controller-manager (for garbage collection and the
+# platform's storage version migration) and kube-scheduler from the pinned
+# toolchain (hack/install-tools.sh), and either
 # kwok playing the kubelet on a few fake nodes (hack/kwok/stages/, described
 # in docs/local-cluster.md), where no container runs, or with --real-node one
 # real node (hack/real-node.sh: a kubelet, containerd and runc, images built
@@ -13,10 +14,14 @@
 #                                  create the cluster, run the manager, apply the
 #                                  samples and keep running until Ctrl-C, then
 #                                  tear everything down (what `make run` does)
-#   hack/local-cluster.sh create [--real-node] [--no-install]
+#   hack/local-cluster.sh create [--real-node] [--no-install] [--no-storage-version-migration]
 #                                  create the cluster and install the CRDs and the
 #                                  webhook configuration (rendered to
-#                                  $MINITASK_MANIFESTS either way); prints KUBECONFIG
+#                                  $MINITASK_MANIFESTS either way); prints KUBECONFIG.
+#                                  --no-storage-version-migration: a cluster without
+#                                  the platform's storage version migration (as
+#                                  Kubernetes 1.30 to 1.36), so that the manager
+#                                  migrates storage itself
 #   hack/local-cluster.sh manager  run bin/manager in the foreground against it
 #   hack/local-cluster.sh env      print its settings as KEY=value lines
 #   hack/local-cluster.sh delete   stop it and remove its state
@@ -85,7 +90,7 @@ spec:
 EOF
 }
 
-# kwokctl_config FILE REAL writes hack/kwok/kwokctl.yaml with the API
+# kwokctl_config FILE REAL SVM writes hack/kwok/kwokctl.yaml with the API
 # server's client certificate for kubelets added: kwokctl's admin
 # certificate, which a real node's kubelet trusts (its client CA is the
 # cluster's), so that Pod logs reach it. kwok's fake nodes ask for no
@@ -96,6 +101,13 @@ EOF
 # default --node-monitor-grace-period of the pinned version (50s), checked
 # every --node-monitor-period (5s). docs/lifecycle.md ("Node faults") states
 # the bound on a lost node's runs that follows.
+#
+# The platform's storage version migration (storagemigration.k8s.io/v1, GA
+# and on by default in 1.37) needs nothing set: kube-apiserver serves the
+# API, and kube-controller-manager runs storage-version-migrator-controller
+# beside the garbage collector, whose informers it reads. With SVM false the
+# cluster is one without it, as Kubernetes 1.30 to 1.36 are by default: the
+# API is turned off (--runtime-config) and so is the controller.
 kwokctl_config() {
   local pki=$state/kwok/clusters/$name/pki
   {
@@ -108,16 +120,30 @@ kwokctl_config() {
   - key: kubelet-client-key
     value: $pki/admin.key
 EOF
+    if [ "$3" = false ]; then
+      cat <<EOF
+  - key: runtime-config
+    value: storagemigration.k8s.io/v1=false
+EOF
+    fi
+    if [ "$2" = true ] || [ "$3" = false ]; then
+      echo "- name: kube-controller-manager"
+      echo "  extraArgs:"
+    fi
     if [ "$2" = true ]; then
       cat <<EOF
-- name: kube-controller-manager
-  extraArgs:
   - key: node-monitor-grace-period
     value: 50s
     override: true
   - key: node-monitor-period
     value: 5s
     override: true
+EOF
+    fi
+    if [ "$3" = false ]; then
+      cat <<EOF
+  - key: controllers
+    value: "*,-storage-version-migrator-controller"
 EOF
     fi
   } > "$1"
@@ -200,12 +226,13 @@ render_manifests() {
 }
 
 create() {
-  local install=true real=false arg
+  local install=true real=false svm=true arg
   for arg in "$@"; do
     case "$arg" in
       --no-install) install=false ;;
       --real-node) real=true ;;
-      *) die "usage: $0 create [--real-node] [--no-install]" ;;
+      --no-storage-version-migration) svm=false ;;
+      *) die "usage: $0 create [--real-node] [--no-install] [--no-storage-version-migration]" ;;
     esac
   done
   tools
@@ -229,7 +256,7 @@ create() {
   step_logs_config "$state/kwok-logs.yaml"
   stages+=(-c "$state/kwok-logs.yaml")
   (cd "$repo" && go run hack/webhook-cert.go "$state/certs")
-  kwokctl_config "$state/kwokctl.yaml" "$real"
+  kwokctl_config "$state/kwokctl.yaml" "$real" "$svm"
   # A real node's cluster has Kubernetes' heartbeats: kwok's fake nodes'
   # Leases last 40s, as a kubelet's do, not five times that, so that a fake
   # node beside the real one stays Ready under a 50s grace period.
@@ -271,6 +298,7 @@ MINITASK_ETCD_ENDPOINT=http://127.0.0.1:$etcd_port
 MINITASK_KWOK_LOGS=$state/kwok/clusters/$name/logs
 MINITASK_CLUSTER_CA=$state/kwok/clusters/$name/pki/ca.crt
 MINITASK_NODE=$($real && echo real || echo kwok)
+MINITASK_STORAGE_VERSION_MIGRATION=$svm
 EOF
   if $real; then
     log "Starting the real node (hack/real-node.sh)"

@@ -116,6 +116,10 @@ var summaries = []summary{
 		fig("API server CPU per rewrite", "StorageMigration", "kube-apiserver-cpu-ms/object", ms),
 		fig("per create", "StorageMigration", "create-kube-apiserver-cpu-ms/object", ms),
 		fig("admission passes per rewrite", "StorageMigration", "admission-passes/object", decimal),
+		fig("on a cluster, by the platform", "StorageMove", "move-s", seconds).where(map[string]string{"path": "platform"}),
+		fig("by the manager", "StorageMove", "move-s", seconds).where(map[string]string{"path": "manager"}),
+		fig("API server CPU per object, platform", "StorageMove", "kube-apiserver-cpu-ms/object", ms).where(map[string]string{"path": "platform"}),
+		fig("manager", "StorageMove", "kube-apiserver-cpu-ms/object", ms).where(map[string]string{"path": "manager"}),
 	}},
 	{id: "reads", title: "6. Reads and writes through conversion", figures: []figure{
 		fig("LIST 1,500 Tasks, v1alpha1 / v1", "ListThroughConversion", "ratio", times),

@@ -20,6 +20,15 @@ const (
 	// ReasonManagedFieldsIncomplete: some objects keep such entries: they
 	// could not be rewritten; they are retried.
 	ReasonManagedFieldsIncomplete = "ManagedFieldsEntriesNotDropped"
+	// ReasonPlatformStarted: the manager asked the platform's storage
+	// version migrator to migrate the CRD (platform.go).
+	ReasonPlatformStarted = "StorageMigrationByPlatform"
+	// ReasonPlatformComplete: the platform's migration rewrote every
+	// object and trimmed storedVersions.
+	ReasonPlatformComplete = "StorageMigratedByPlatform"
+	// ReasonPlatformFailed: the platform's migration failed, or no
+	// controller took it up; the manager rewrites the objects itself.
+	ReasonPlatformFailed = "PlatformStorageMigrationFailed"
 )
 
 // maxEventNote is the API server's limit on an Event's note.
@@ -34,7 +43,7 @@ func (m *Migrator) warn(crd *apiextensionsv1.CustomResourceDefinition, err *Inco
 		return
 	}
 	note := err.Error() + "; retrying them with backoff (metric minitask_storage_migration_objects_not_rewritten)"
-	m.Recorder.Eventf(crd, nil, corev1.EventTypeWarning, ReasonIncomplete, "Migrate", "%s", shorten(note, maxEventNote))
+	m.Recorder.Eventf(crd, nil, corev1.EventTypeWarning, ReasonIncomplete, "Migrate", "%s", shorten(note))
 }
 
 // completedAfterFailures records that a migration that had objects it could
@@ -47,12 +56,13 @@ func (m *Migrator) completedAfterFailures(crd *apiextensionsv1.CustomResourceDef
 		"every object is rewritten in %s; status.storedVersions is now [%s]", storage, storage)
 }
 
-// shorten cuts s to at most n bytes, marking the cut, without splitting a
-// character (ToValidUTF8 drops the half of one that the cut leaves).
-func shorten(s string, n int) string {
-	if len(s) <= n {
+// shorten cuts s to at most maxEventNote bytes, marking the cut, without
+// splitting a character (ToValidUTF8 drops the half of one that the cut
+// leaves).
+func shorten(s string) string {
+	if len(s) <= maxEventNote {
 		return s
 	}
 	const mark = "..."
-	return strings.ToValidUTF8(s[:n-len(mark)], "") + mark
+	return strings.ToValidUTF8(s[:maxEventNote-len(mark)], "") + mark
 }

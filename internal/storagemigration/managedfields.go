@@ -124,7 +124,7 @@ func (m *Migrator) dropStaleManagedFields(ctx context.Context, crd *apiextension
 		stale := &StaleManagedFieldsError{CRD: crd.Name, Failed: d.failed}
 		if m.Recorder != nil {
 			m.Recorder.Eventf(crd, nil, corev1.EventTypeWarning, ReasonManagedFieldsIncomplete, "Migrate", "%s",
-				shorten(stale.Error()+"; retrying them with backoff", maxEventNote))
+				shorten(stale.Error()+"; retrying them with backoff"))
 		}
 		return d.objects, stale
 	}
@@ -207,7 +207,7 @@ func (m *Migrator) reportDropped(ctx context.Context, crd *apiextensionsv1.Custo
 		total, plural(total, "entry", "entries"), strings.Join(parts, ", "), d.objects, plural(d.objects, "object", "objects"))
 	logf.FromContext(ctx).WithName("storage-migration").Info(note, "crd", crd.Name, "entries", d.byVersion, "objects", d.objects)
 	if m.Recorder != nil {
-		m.Recorder.Eventf(crd, nil, corev1.EventTypeNormal, ReasonManagedFieldsDropped, "Migrate", "%s", shorten(note, maxEventNote))
+		m.Recorder.Eventf(crd, nil, corev1.EventTypeNormal, ReasonManagedFieldsDropped, "Migrate", "%s", shorten(note))
 	}
 }
 

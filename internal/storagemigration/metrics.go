@@ -27,10 +27,21 @@ var (
 		Name: "minitask_storage_migration_managed_fields_entries_dropped_total",
 		Help: "managedFields entries naming an API version the CRD no longer serves, dropped by the built-in storage migration.",
 	}, []string{"crd", "version"})
+	// byPlatform and platformFailures say which path migrates a CRD
+	// (platform.go).
+	byPlatform = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "minitask_storage_migration_by_platform",
+		Help: "1 while the platform's storage version migrator (a StorageVersionMigration the manager asked for) migrates the CRD.",
+	}, []string{"crd"})
+	platformFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "minitask_storage_migration_platform_failures_total",
+		Help: "The platform's storage version migrations of the CRD that failed, or that no controller took up; " +
+			"the built-in storage migration then rewrites the objects.",
+	}, []string{"crd"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(migratedObjects, migrationDone, notRewritten, droppedManagedFields)
+	metrics.Registry.MustRegister(migratedObjects, migrationDone, notRewritten, droppedManagedFields, byPlatform, platformFailures)
 }
 
 // recordIncomplete says that n objects of the CRD could not be rewritten.

@@ -9,6 +9,13 @@
 // drops the managedFields entries that name it, so that the version can then
 // be removed (managedfields.go).
 //
+// Where the cluster serves the platform's storage version migration
+// (storagemigration.k8s.io/v1, GA in Kubernetes 1.37), the manager asks the
+// platform instead, one StorageVersionMigration per CRD, follows it to its
+// end and reports on it as on its own (platform.go); where it does not
+// (Kubernetes 1.30 to 1.36), or the platform's migration fails, the manager
+// rewrites the objects itself, as below.
+//
 // One object that cannot be rewritten (an admission policy denying its
 // update, say) does not hold up the others: the migration rewrites the rest,
 // says which ones failed (a metric, a Warning Event on the CRD, the log), and
@@ -67,10 +74,23 @@ type Migrator struct {
 	CRDs []string
 	// Backoff paces the retries; zero means defaultBackoff.
 	Backoff wait.Backoff
+	// PlatformStartTimeout is how long a StorageVersionMigration may go
+	// without a condition before the manager migrates itself; zero means
+	// defaultPlatformStartTimeout.
+	PlatformStartTimeout time.Duration
+	// PlatformPoll is how often a StorageVersionMigration is read while it
+	// runs; zero means defaultPlatformPoll.
+	PlatformPoll time.Duration
+	// ServesPlatform, if set, says whether the cluster serves the
+	// platform's storage version migration, instead of discovery.
+	ServesPlatform func() (bool, error)
 
 	mu sync.Mutex
 	// pending holds, by CRD name, what the last attempt could not rewrite.
 	pending map[string]*pendingObjects
+	// ownPath holds the CRDs that the manager migrates itself, since the
+	// platform cannot (platform.go): for as long as it leads.
+	ownPath map[string]bool
 }
 
 // NeedLeaderElection makes the migration run on the leader only.
@@ -104,7 +124,7 @@ func (m *Migrator) migrateUntilDone(ctx context.Context, name string) {
 	// DelayFunc, unlike ExponentialBackoff, keeps retrying once the delay
 	// reaches the cap (ExponentialBackoff stops there).
 	_ = backoff.DelayFunc().Until(ctx, true, false, func(ctx context.Context) (bool, error) {
-		n, err := m.MigrateCRD(ctx, name)
+		n, err := m.Migrate(ctx, name)
 		var incomplete *IncompleteError
 		var stale *StaleManagedFieldsError
 		switch {
@@ -124,6 +144,41 @@ func (m *Migrator) migrateUntilDone(ctx context.Context, name string) {
 		return true, nil
 	})
 	// It only ends early when ctx is done: the manager is stopping.
+}
+
+// Migrate migrates the named CRD once: by the platform's storage version
+// migrator where the cluster serves it (platform.go), following its
+// migration to the end, else by MigrateCRD; then MigrateCRD drops the
+// managedFields entries of versions no longer served, whichever path
+// migrated. Once the platform's path fails for a CRD, the manager migrates
+// that CRD itself on every later call. An error other than the platform's
+// failure is returned as it is: the caller tries again.
+func (m *Migrator) Migrate(ctx context.Context, name string) (int, error) {
+	if !m.migratesItself(name) {
+		err := m.migrateByPlatform(ctx, name)
+		switch {
+		case isPlatformUnavailable(err):
+			m.setMigratesItself(name)
+		case err != nil:
+			return 0, err
+		}
+	}
+	return m.MigrateCRD(ctx, name)
+}
+
+func (m *Migrator) migratesItself(crd string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ownPath[crd]
+}
+
+func (m *Migrator) setMigratesItself(crd string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ownPath == nil {
+		m.ownPath = map[string]bool{}
+	}
+	m.ownPath[crd] = true
 }
 
 // MigrateCRD rewrites every object of the named CRD when its storedVersions

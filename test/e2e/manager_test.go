@@ -176,3 +176,13 @@ func (m *manager) printLog() {
 	}
 	m.t.Logf("the log of manager %s:\n%s", m.bin, strings.Join(lines, "\n"))
 }
+
+// logSinceStart is what the manager has logged since its last start.
+func (m *manager) logSinceStart() string {
+	b, err := os.ReadFile(m.logPath)
+	if err != nil {
+		m.t.Fatalf("reading the manager's log: %v", err)
+	}
+	log := string(b)
+	return log[max(strings.LastIndex(log, "=== e2e: manager start"), 0):]
+}

@@ -35,7 +35,8 @@ import (
 // version, managedFields kept (4 → 5 → 6).
 func TestUpgradeFromRelease4(t *testing.T) {
 	t.Parallel()
-	r := newV1Rehearsal(t, "upgrade-4", release4, release5)
+	// The current manager moves storage itself, as newRehearsal's do.
+	r := newV1RehearsalOn(t, "upgrade-4", []clusterOption{withoutStorageVersionMigration}, release4, release5)
 	// The runs in flight must outlast the upgrade, not the build of
 	// release 5's manager: it is built before they start.
 	release5.build(t)
@@ -96,6 +97,11 @@ type v1Rehearsal struct {
 // newV1Rehearsal creates cluster e2e-NAME with no minitask installed, and
 // starts building the managers of releases meanwhile.
 func newV1Rehearsal(t *testing.T, name string, releases ...*frozenRelease) *v1Rehearsal {
+	return newV1RehearsalOn(t, name, nil, releases...)
+}
+
+// newV1RehearsalOn is newV1Rehearsal on a cluster created with opts.
+func newV1RehearsalOn(t *testing.T, name string, opts []clusterOption, releases ...*frozenRelease) *v1Rehearsal {
 	repo, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +109,8 @@ func newV1Rehearsal(t *testing.T, name string, releases ...*frozenRelease) *v1Re
 	for _, release := range releases {
 		release.prefetch(repo)
 	}
-	return &v1Rehearsal{rehearsal: newRehearsalOn(t, name, withoutMinitask), written: map[string]client.Object{}}
+	opts = append([]clusterOption{withoutMinitask}, opts...)
+	return &v1Rehearsal{rehearsal: newRehearsalOn(t, name, opts...), written: map[string]client.Object{}}
 }
 
 // report writes what the rehearsal checked to the test log.

@@ -29,7 +29,10 @@ import (
 // one GET each), through v1 as its v1beta1 view, and as written through
 // the version it was written through; the storage migration must have
 // rewritten every object, managedFields kept, so that etcd holds each as v1
-// and storedVersions is [v1]. The current manager builds chained Pods
+// and storedVersions is [v1]. The cluster serves the platform's storage
+// version migration (Kubernetes 1.37), so the platform must have done it,
+// asked by the manager (checkMigratedBy); TestRollbackToRelease5's roll
+// forward is the same move on a cluster without it, by the manager. The current manager builds chained Pods
 // (--pod-shape=chained, as the next release will by default): release 5's
 // runs in flight must end through their init containers with the right
 // status.steps, and the run release 5 never started must get a chained Pod.
@@ -57,6 +60,7 @@ func TestUpgradeFromRelease5(t *testing.T) {
 	r.checkRunPods(r5Running, r5aRunning, v1Running, v1New)
 	r.checkStepsAndShapes(release5RunSteps, release5RunChained, "release 5's runs, after the upgrade to release 6 building chained Pods")
 	r.checkStorageMigrated(currentStorage)
+	r.checkMigratedBy(byPlatform)
 	r.checkRewritten(before, "after the upgrade to release 6")
 	r.checkEverythingKept(before, release5InFlight, "after the upgrade to release 6")
 	r.lap("runs in flight finished")
@@ -84,10 +88,14 @@ func TestUpgradeFromRelease5(t *testing.T) {
 // param), written under release 6 but never started, must wait Pending under
 // release 5, its message naming release 6, with no Pod
 // (release6_typed_test.go). Rolled forward, the current release must move
-// them to v1 again, every object reading as before, and run that run.
+// them to v1 again, every object reading as before, and run that run. The
+// cluster does not serve the platform's storage version migration, as
+// Kubernetes 1.30 to 1.36 do not: the roll forward is the release 5 → 6
+// storage move by the manager's own migration (checkMigratedBy), where
+// TestUpgradeFromRelease5's is the platform's.
 func TestRollbackToRelease5(t *testing.T) {
 	t.Parallel()
-	r := newV1Rehearsal(t, "rollback-5", release5)
+	r := newV1RehearsalOn(t, "rollback-5", []clusterOption{withoutStorageVersionMigration}, release5)
 	// The runs in flight must outlast the rollback, not the build of
 	// release 5's manager: it is built before they start.
 	release5.build(t)
@@ -122,6 +130,7 @@ func TestRollbackToRelease5(t *testing.T) {
 	r.upgradeToCurrent(r.readViews(), nil)
 	r.checkRelease6OnlyRan()
 	r.checkStorageMigrated(currentStorage)
+	r.checkMigratedBy(byManager)
 	r.checkEverythingKept(before, release5InFlight, "after the roll forward to release 6")
 	r.lap("roll forward to release 6")
 	r.report("release 6 → 5 → 6")

@@ -138,14 +138,18 @@ type rehearsal struct {
 }
 
 // newRehearsal creates cluster e2e-NAME with no minitask installed, and
-// starts building the manager of release from meanwhile.
+// starts building the manager of release from meanwhile. The cluster does
+// not serve the platform's storage version migration, so that the current
+// manager moves storage itself, at once: the platform's path, which waits
+// a minute or more for the garbage collector's informers, is rehearsed by
+// TestUpgradeFromRelease5.
 func newRehearsal(t *testing.T, name string, from *frozenRelease) *rehearsal {
 	repo, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	from.prefetch(repo)
-	return newRehearsalOn(t, name, withoutMinitask)
+	return newRehearsalOn(t, name, withoutMinitask, withoutStorageVersionMigration)
 }
 
 // newRehearsalOn creates cluster e2e-NAME with opts for a rehearsal.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +48,14 @@ func ReadChildren(tb testing.TB) Seconds {
 		}
 		return p.comm, p.ppid == self
 	})
+}
+
+// ReadPIDs reads the CPU time of the processes pids, by command name: those
+// of one local cluster, say, and not the same programs' of another cluster
+// on the same machine. A pid that has exited is left out.
+func ReadPIDs(tb testing.TB, pids ...int) Seconds {
+	tb.Helper()
+	return read(tb, func(p process) (string, bool) { return p.comm, slices.Contains(pids, p.pid) })
 }
 
 // read adds up the CPU time of the processes that name names, under that
