@@ -278,7 +278,7 @@ var sections = []section{
 	{
 		title: "6d. A manager's start with runs stored as v1",
 		about: "10,000 TaskRuns of release 3's fields made through v1 on envtest, storedVersions [v1], as after release " +
-			"6's migration. A start is the controller's cache of v1 TaskRuns filling (controllers.CacheOptions) while " +
+			"6's migration. A start is the controller's cache of v1 TaskRuns filling (runcache.Options) while " +
 			"the time repair runs beside it, as in the manager: as it was until issue 43 (repair=before: every run " +
 			"listed through v1beta1) and as it is (repair=after: the TaskRun CRD's storedVersions read first, no run " +
 			"read under [v1]); on an API server with its watch cache, which serves a LIST of runs, paged or not, from " +

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/controllers"
+	"github.com/minitask-dev/minitask/internal/runcache"
 	"github.com/minitask-dev/minitask/internal/testing/cpustat"
 	"github.com/minitask-dev/minitask/internal/testing/testenv"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
@@ -27,7 +27,7 @@ import (
 // stored as v1 and storedVersions [v1], as after release 6's migration:
 // 10,000 runs (MINITASK_BENCH_START_RUNS sets another number), each made
 // as a team writes it, through v1. A start is the controller's cache of
-// v1 TaskRuns filling (its options, controllers.CacheOptions) while the
+// v1 TaskRuns filling (its options, runcache.Options) while the
 // time repair runs beside it, as in the manager, on the same API server.
 // On an API server with its watch cache (watch-cache=on) a LIST of runs,
 // paged or not, is served from the cache of the version asked for, which
@@ -97,7 +97,7 @@ func benchmarkStarts(b *testing.B, env *testenv.Env, runs int) {
 func reportStart(b *testing.B, env *testenv.Env, cfg *rest.Config, runs int, repair func(context.Context) error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := controllers.CacheOptions()
+	opts := runcache.Options()
 	opts.Scheme = env.Scheme
 	runCache, err := cache.New(cfg, opts)
 	if err != nil {
