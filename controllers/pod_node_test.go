@@ -16,30 +16,14 @@ import (
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/scheme"
+	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// These test what the controller decides for a run whose Pod's node fails,
-// from the run, its Pod, the Node (a fake client holds them) and the clock.
-
-// testNode returns the Node named n: Ready with status since since, and
-// the taints given.
-func testNode(status corev1.ConditionStatus, since time.Time, taints ...corev1.Taint) *corev1.Node {
-	reason, message := "KubeletReady", "kubelet is posting ready status"
-	if status != corev1.ConditionTrue {
-		reason, message = "NodeStatusUnknown", "Kubelet stopped posting node status."
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "n"},
-		Spec:       corev1.NodeSpec{Taints: taints},
-		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status,
-			Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(since)}}},
-	}
-}
-
-var outOfServiceTaint = corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute}
+// These test the controller's watch of Nodes: which Node changes reconcile
+// a run, and which runs a Node's change reconciles.
 
 func TestNodeHealthChanged(t *testing.T) {
-	ready := testNode(corev1.ConditionTrue, testTime)
+	ready := wrappers.Node(corev1.ConditionTrue, testTime)
 	heartbeat := ready.DeepCopy()
 	heartbeat.ResourceVersion = "2"
 	heartbeat.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(testTime.Add(time.Minute))
@@ -53,10 +37,10 @@ func TestNodeHealthChanged(t *testing.T) {
 			return nodeHealthChanged.Update(event.UpdateEvent{ObjectOld: ready, ObjectNew: heartbeat})
 		}, false},
 		"not ready": {func() bool {
-			return nodeHealthChanged.Update(event.UpdateEvent{ObjectOld: ready, ObjectNew: testNode(corev1.ConditionUnknown, testTime.Add(time.Minute))})
+			return nodeHealthChanged.Update(event.UpdateEvent{ObjectOld: ready, ObjectNew: wrappers.Node(corev1.ConditionUnknown, testTime.Add(time.Minute))})
 		}, true},
 		"tainted out of service": {func() bool {
-			return nodeHealthChanged.Update(event.UpdateEvent{ObjectOld: ready, ObjectNew: testNode(corev1.ConditionTrue, testTime, outOfServiceTaint)})
+			return nodeHealthChanged.Update(event.UpdateEvent{ObjectOld: ready, ObjectNew: wrappers.Node(corev1.ConditionTrue, testTime, wrappers.OutOfServiceTaint)})
 		}, true},
 		"deleted": {func() bool { return nodeHealthChanged.Delete(event.DeleteEvent{Object: ready}) }, true},
 	}
@@ -89,7 +73,7 @@ func TestRunsOnNode(t *testing.T) {
 			pod("a", "job-pod", "n", &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "job", UID: "u", Controller: ptr.To(true)}),
 			pod("a", "bare", "n", nil),
 		).Build()
-	got := runsOnNode(c)(context.Background(), testNode(corev1.ConditionUnknown, testTime))
+	got := runsOnNode(c)(context.Background(), wrappers.Node(corev1.ConditionUnknown, testTime))
 	want := []reconcile.Request{
 		{NamespacedName: client.ObjectKey{Namespace: "a", Name: "build"}},
 		{NamespacedName: client.ObjectKey{Namespace: "b", Name: "test"}},

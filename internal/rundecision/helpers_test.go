@@ -116,23 +116,6 @@ func succeeded() *Outcome {
 	return &Outcome{metav1.ConditionTrue, v1.ReasonSucceeded, "every step exited 0"}
 }
 
-// testNode returns the Node "n": Ready with status since since, and the
-// taints given.
-func testNode(status corev1.ConditionStatus, since time.Time, taints ...corev1.Taint) *corev1.Node {
-	reason, message := "KubeletReady", "kubelet is posting ready status"
-	if status != corev1.ConditionTrue {
-		reason, message = "NodeStatusUnknown", "Kubelet stopped posting node status."
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "n"},
-		Spec:       corev1.NodeSpec{Taints: taints},
-		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status,
-			Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(since)}}},
-	}
-}
-
-var outOfServiceTaint = corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute}
-
 // judgeNode does for a what the controller does once it has found a's Pod:
 // if the Pod's node has a say (runpod.JudgedByNode), it judges node (nil:
 // deleted) and hands the verdict to NodeJudged.

@@ -167,7 +167,7 @@ func TestLifecycleTable(t *testing.T) {
 		"a retry waiting for a lost Pod to be fenced": {
 			decide: func() *Outcome {
 				a := attemptOf(withRetries(withPodName(run().Obj(), "run-pod"), 1), onNode(reported(wrappers.PodStatus(pod).Running(1))), testTime)
-				judgeNode(a, testNode(corev1.ConditionUnknown, testTime.Add(-2*time.Minute)))
+				judgeNode(a, wrappers.Node(corev1.ConditionUnknown, testTime.Add(-2*time.Minute)))
 				a.EndOrRetry()
 				return a.Outcome
 			},

@@ -52,13 +52,13 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 		want want
 	}{
 		"node ready: the Pod goes on": {
-			run: run().Obj(), pod: running(), node: testNode(corev1.ConditionTrue, silentSince), now: testTime,
+			run: run().Obj(), pod: running(), node: wrappers.Node(corev1.ConditionTrue, silentSince), now: testTime,
 		},
 		"node not ready, not for long yet": {
-			run: run().Obj(), pod: running(), node: testNode(corev1.ConditionUnknown, testTime.Add(-30*time.Second)), now: testTime,
+			run: run().Obj(), pod: running(), node: wrappers.Node(corev1.ConditionUnknown, testTime.Add(-30*time.Second)), now: testTime,
 		},
 		"node not ready for longer than the timeout, no retries: PodFailed, the Pod stopped": {
-			run: run().Obj(), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
+			run: run().Obj(), pod: running(), node: wrappers.Node(corev1.ConditionUnknown, silentSince), now: testTime,
 			want: want{Outcome: Failed(v1.ReasonPodFailed, "%s", lost), StopPod: true},
 		},
 		"node deleted, no retries": {
@@ -66,13 +66,13 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 			want: want{Outcome: Failed(v1.ReasonPodFailed, `Pod "run-pod" was lost with its node "n": the node was deleted`), StopPod: true},
 		},
 		"node not ready, retries: the next attempt waits for the Pod to be fenced": {
-			run: withRetries(run().Obj(), 2), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
+			run: withRetries(run().Obj(), 2), pod: running(), node: wrappers.Node(corev1.ConditionUnknown, silentSince), now: testTime,
 			want: want{Next: WaitForFence, WaitsForFence: true, Outcome: Unknown(v1.ReasonRetrying, "attempt 1 of 3 failed (PodFailed): %s; "+
 				`attempt 1's Pod "run-pod" may still be running on node "n", which is not ready: waiting for the node to be deleted, `+
 				"tainted node.kubernetes.io/out-of-service, or the Pod to be gone before attempt 2", lost)},
 		},
 		"evicted by the taint manager from a node not ready: lost at once, and waits": {
-			run: withRetries(run().Obj(), 1), pod: deleting(), node: testNode(corev1.ConditionUnknown, testTime.Add(-10*time.Second)), now: testTime,
+			run: withRetries(run().Obj(), 1), pod: deleting(), node: wrappers.Node(corev1.ConditionUnknown, testTime.Add(-10*time.Second)), now: testTime,
 			want: want{Next: WaitForFence, WaitsForFence: true, Outcome: Unknown(v1.ReasonRetrying, "attempt 1 of 2 failed (PodFailed): "+
 				`Pod "run-pod" was lost with its node "n": the Pod was deleted while the node is not ready `+
 				"(Ready is Unknown since 2026-01-01T11:59:50Z: NodeStatusUnknown: Kubelet stopped posting node status.); "+
@@ -80,7 +80,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 				"tainted node.kubernetes.io/out-of-service, or the Pod to be gone before attempt 2")},
 		},
 		"node tainted out of service, retries: the attempt is recorded, the next one goes on": {
-			run: withRetries(run().Obj(), 2), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince, outOfServiceTaint), now: testTime,
+			run: withRetries(run().Obj(), 2), pod: running(), node: wrappers.Node(corev1.ConditionUnknown, silentSince, wrappers.OutOfServiceTaint), now: testTime,
 			want: want{Next: Retry, StopPod: true, Attempts: []attempt{{"run-pod", "PodFailed",
 				`Pod "run-pod" was lost with its node "n": the node is tainted node.kubernetes.io/out-of-service`}}},
 		},
@@ -90,7 +90,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 				`Pod "run-pod" was lost with its node "n": the node was deleted`}}},
 		},
 		"lost and timed out: the timeout, saying the Pod may still run": {
-			run: withRetries(run().Timeout(5*time.Minute).Obj(), 2), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
+			run: withRetries(run().Timeout(5*time.Minute).Obj(), 2), pod: running(), node: wrappers.Node(corev1.ConditionUnknown, silentSince), now: testTime,
 			want: want{Outcome: Failed(v1.ReasonTimeout, `TaskRun "run" did not finish within 5m0s%s`, stillRunning), StopPod: true},
 		},
 		"lost with a node deleted and timed out: the Pod runs nowhere": {
@@ -98,11 +98,11 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 			want: want{Outcome: Failed(v1.ReasonTimeout, `TaskRun "run" did not finish within 5m0s`), StopPod: true},
 		},
 		"lost and cancelled": {
-			run: run().Cancelled().Obj(), pod: running(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
+			run: run().Cancelled().Obj(), pod: running(), node: wrappers.Node(corev1.ConditionUnknown, silentSince), now: testTime,
 			want: want{Outcome: Failed(v1.ReasonCancelled, `TaskRun "run" was cancelled%s`, stillRunning), StopPod: true},
 		},
 		"lost and cancelled, its Pod being deleted: nothing to stop": {
-			run: run().Cancelled().Obj(), pod: deleting(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
+			run: run().Cancelled().Obj(), pod: deleting(), node: wrappers.Node(corev1.ConditionUnknown, silentSince), now: testTime,
 			want: want{Outcome: Failed(v1.ReasonCancelled, `TaskRun "run" was cancelled%s`, stillRunning)},
 		},
 		"failed by the Pod GC once its node was gone": {
@@ -117,7 +117,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 			want: want{Next: Retry, Attempts: []attempt{{"run-pod", "PodFailed", `Pod "run-pod" was lost with its node "n": the node was deleted`}}},
 		},
 		"failed by the Pod GC on a node out of service, no retries: the node says why": {
-			run: run().Obj(), node: testNode(corev1.ConditionUnknown, silentSince, outOfServiceTaint), now: testTime,
+			run: run().Obj(), node: wrappers.Node(corev1.ConditionUnknown, silentSince, wrappers.OutOfServiceTaint), now: testTime,
 			pod: func() *corev1.Pod {
 				pod := running()
 				pod.Status.Phase = corev1.PodFailed
@@ -126,7 +126,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 			want: want{Outcome: Failed(v1.ReasonPodFailed, `Pod "run-pod" was lost with its node "n": the node is tainted node.kubernetes.io/out-of-service`)},
 		},
 		"a step failed before its node went: the step's failure": {
-			run: run().Obj(), node: testNode(corev1.ConditionUnknown, silentSince), now: testTime,
+			run: run().Obj(), node: wrappers.Node(corev1.ConditionUnknown, silentSince), now: testTime,
 			pod: func() *corev1.Pod {
 				pod := running()
 				return withStatus(pod, wrappers.PodStatus(pod).At(start).StepFailed(1, 3).Obj())
@@ -170,11 +170,11 @@ func TestProgressOnANodeNotReady(t *testing.T) {
 		want want
 	}{
 		"not ready for 20s: looked at again when it will have been for a minute": {
-			node: testNode(corev1.ConditionUnknown, testTime.Add(-20*time.Second)),
+			node: wrappers.Node(corev1.ConditionUnknown, testTime.Add(-20*time.Second)),
 			want: want{Unknown(v1.ReasonRunning, `running step "b" (2 of 3)%s`, notReady), 40 * time.Second},
 		},
 		"ready: at the deadline": {
-			node: testNode(corev1.ConditionTrue, testTime.Add(-20*time.Second)),
+			node: wrappers.Node(corev1.ConditionTrue, testTime.Add(-20*time.Second)),
 			want: want{Unknown(v1.ReasonRunning, `running step "b" (2 of 3)`), 59 * time.Minute},
 		},
 	}
