@@ -194,16 +194,8 @@ func TestEndOrRetry(t *testing.T) {
 		Waiting(1, "RunContainerError", `exec: "true": executable file not found in $PATH`).Obj())
 	run := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t").Timeout(time.Hour) }
 	const cannotStartMessage = `step "b" could not start: RunContainerError: exec: "true": executable file not found in $PATH`
-	type attempt struct {
-		PodName, Reason, Message string
-	}
-	type want struct {
-		Next          Next
-		StopPod       bool
-		Outcome       *Outcome
-		WaitsForFence bool
-		Attempts      []attempt
-	}
+	type want = endJudgement
+	type attempt = recordedAttempt
 	tests := map[string]struct {
 		run  *v1.TaskRun
 		pod  *corev1.Pod
@@ -261,15 +253,7 @@ func TestEndOrRetry(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tc.run.Status.StartTime = &metav1.Time{Time: start}
 			a := attemptOf(tc.run, tc.pod, tc.now)
-			next, stopPod := a.EndOrRetry()
-			if next == Retry {
-				a.RecordAttempt()
-			}
-			got := want{Next: next, StopPod: stopPod, Outcome: a.Outcome, WaitsForFence: a.WaitsForFence}
-			for _, at := range tc.run.Status.Attempts {
-				got.Attempts = append(got.Attempts, attempt{at.PodName, at.Reason, at.Message})
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, judgeEnd(a)); diff != "" {
 				t.Errorf("EndOrRetry() mismatch (-want +got):\n%s", diff)
 			}
 		})

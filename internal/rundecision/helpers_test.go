@@ -126,3 +126,33 @@ func judgeNode(a *Attempt, node *corev1.Node) {
 	}
 	a.NodeJudged(nodefault.Judge(nodefault.Read(name, node), a.Pod.DeletionTimestamp != nil, a.Now, testNodeLostTimeout))
 }
+
+// endJudgement is what EndOrRetry made of an attempt: what follows, whether
+// the Pod is stopped first, the outcome, and the attempts recorded (a Retry
+// records the current one).
+type endJudgement struct {
+	Next          Next
+	StopPod       bool
+	Outcome       *Outcome
+	WaitsForFence bool
+	Attempts      []recordedAttempt
+}
+
+// recordedAttempt is what a test checks of an attempt in status.attempts.
+type recordedAttempt struct {
+	PodName, Reason, Message string
+}
+
+// judgeEnd asks a.EndOrRetry, records the attempt on a Retry as the
+// controller does, and returns what came of it.
+func judgeEnd(a *Attempt) endJudgement {
+	next, stopPod := a.EndOrRetry()
+	if next == Retry {
+		a.RecordAttempt()
+	}
+	got := endJudgement{Next: next, StopPod: stopPod, Outcome: a.Outcome, WaitsForFence: a.WaitsForFence}
+	for _, at := range a.Run.Status.Attempts {
+		got.Attempts = append(got.Attempts, recordedAttempt{at.PodName, at.Reason, at.Message})
+	}
+	return got
+}

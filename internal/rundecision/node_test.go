@@ -33,17 +33,8 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 	const unknownSince = "Ready is Unknown since 2026-01-01T11:58:00Z: NodeStatusUnknown: Kubelet stopped posting node status."
 	lost := `Pod "run-pod" was lost with its node "n": the node has not been ready for longer than 1m0s (` + unknownSince + ")"
 	stillRunning := `; its Pod "run-pod" may still be running on node "n", which is not ready: no kubelet could stop it`
-	type attempt struct {
-		PodName, Reason, Message string
-	}
-	type want struct {
-		Next          Next
-		StopPod       bool
-		Outcome       *Outcome
-		WaitsForFence bool
-		// Attempts are those recorded: a Retry records the current one.
-		Attempts []attempt
-	}
+	type want = endJudgement
+	type attempt = recordedAttempt
 	tests := map[string]struct {
 		run  *v1.TaskRun
 		pod  *corev1.Pod
@@ -140,15 +131,7 @@ func TestEndOrRetryOnANodeFault(t *testing.T) {
 			tc.run.Status.PodName = "run-pod"
 			a := attemptOf(tc.run, tc.pod, tc.now)
 			judgeNode(a, tc.node)
-			next, stopPod := a.EndOrRetry()
-			if next == Retry {
-				a.RecordAttempt()
-			}
-			got := want{Next: next, StopPod: stopPod, Outcome: a.Outcome, WaitsForFence: a.WaitsForFence}
-			for _, at := range tc.run.Status.Attempts {
-				got.Attempts = append(got.Attempts, attempt{at.PodName, at.Reason, at.Message})
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, judgeEnd(a)); diff != "" {
 				t.Errorf("EndOrRetry() mismatch (-want +got):\n%s", diff)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -236,6 +237,12 @@ func notStoredIn(t *testing.T, etcd *clientv3.Client, ns, want string) map[strin
 // gauges returns the values of the gauge named name on controller-runtime's
 // metrics registry, by their crd label.
 func gauges(t *testing.T, name string) map[string]float64 {
+	return byCRD(t, name, func(m *dto.Metric) float64 { return m.GetGauge().GetValue() })
+}
+
+// byCRD returns value of each metric of the family named name on
+// controller-runtime's metrics registry, by its crd label.
+func byCRD(t *testing.T, name string, value func(*dto.Metric) float64) map[string]float64 {
 	t.Helper()
 	families, err := metrics.Registry.Gather()
 	if err != nil {
@@ -249,7 +256,7 @@ func gauges(t *testing.T, name string) map[string]float64 {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == "crd" {
-					got[l.GetValue()] = m.GetGauge().GetValue()
+					got[l.GetValue()] = value(m)
 				}
 			}
 		}

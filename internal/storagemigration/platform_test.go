@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	svmv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/minitask-dev/minitask/apis/v1beta1"
 	"github.com/minitask-dev/minitask/internal/storagemigration"
@@ -276,23 +276,5 @@ func rewriteAll(t *testing.T, ns, resource string) {
 // counters returns the values of the counter named name on
 // controller-runtime's metrics registry, by their crd label.
 func counters(t *testing.T, name string) map[string]float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatalf("gathering metrics: %v", err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "crd" {
-					got[l.GetValue()] = m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return got
+	return byCRD(t, name, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() })
 }

@@ -3,11 +3,9 @@ package storedversions_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,17 +50,7 @@ func TestWatcherFollowsStoredVersions(t *testing.T) {
 // upgrade, a rollback or a migration does.
 func setStoredVersions(t *testing.T, env *testenv.Env, stored []string) {
 	t.Helper()
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: storedversions.TaskRuns}, crd); err != nil {
-		t.Fatal(err)
-	}
-	if slices.Equal(crd.Status.StoredVersions, stored) {
-		return
-	}
-	crd.Status.StoredVersions = stored
-	if err := env.Client.Status().Update(t.Context(), crd); err != nil {
-		t.Fatalf("setting storedVersions to %q: %v", stored, err)
-	}
+	env.SetStoredVersions(t, storedversions.TaskRuns, stored)
 }
 
 // TestWatcherNeedsOnlyTheManagersRole runs the Watcher as a user bound to

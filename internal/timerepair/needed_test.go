@@ -1,7 +1,6 @@
 package timerepair_test
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -111,24 +109,6 @@ func setStoredVersions(t testing.TB, stored []string) {
 // setStoredVersionsOn is setStoredVersions on the API server of e.
 func setStoredVersionsOn(t testing.TB, env *testenv.Env, stored []string) {
 	t.Helper()
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: storedversions.TaskRuns}, crd); err != nil {
-		t.Fatal(err)
-	}
-	was := crd.Status.StoredVersions
-	crd.Status.StoredVersions = stored
-	if err := env.Client.Status().Update(t.Context(), crd); err != nil {
-		t.Fatalf("setting storedVersions to %q: %v", stored, err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background() // t.Context() is done by now
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := env.Client.Get(ctx, client.ObjectKey{Name: storedversions.TaskRuns}, crd); err != nil {
-			t.Fatal(err)
-		}
-		crd.Status.StoredVersions = was
-		if err := env.Client.Status().Update(ctx, crd); err != nil {
-			t.Errorf("setting storedVersions back to %q: %v", was, err)
-		}
-	})
+	was := env.SetStoredVersions(t, storedversions.TaskRuns, stored)
+	t.Cleanup(func() { env.SetStoredVersions(t, storedversions.TaskRuns, was) })
 }

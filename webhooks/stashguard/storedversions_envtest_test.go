@@ -2,11 +2,9 @@ package stashguard_test
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,15 +64,5 @@ func TestGuardFollowsStoredVersionsThroughAPIServer(t *testing.T) {
 // upgrade, a rollback or a migration does.
 func setStoredVersions(t *testing.T, env *testenv.Env, stored []string) {
 	t.Helper()
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: storedversions.TaskRuns}, crd); err != nil {
-		t.Fatal(err)
-	}
-	if slices.Equal(crd.Status.StoredVersions, stored) {
-		return
-	}
-	crd.Status.StoredVersions = stored
-	if err := env.Client.Status().Update(t.Context(), crd); err != nil {
-		t.Fatalf("setting storedVersions to %q: %v", stored, err)
-	}
+	env.SetStoredVersions(t, storedversions.TaskRuns, stored)
 }
