@@ -42,6 +42,7 @@ type options struct {
 	probeAddr        string
 	pprofAddr        string
 	leaderElect      bool
+	leaderElectNS    string
 	enableHTTP2      bool
 	webhookHost      string
 	webhookPort      int
@@ -83,6 +84,8 @@ func parseFlags() (options, zap.Options) {
 		"The address Go's profiles (/debug/pprof/) are served on, e.g. 127.0.0.1:8082; 0 disables them.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Elect a leader so that only one replica reconciles; every replica serves the webhooks.")
+	flag.StringVar(&o.leaderElectNS, "leader-election-namespace", "",
+		"The namespace of the leader election's Lease; empty is the namespace the manager runs in, which a manager run outside the cluster must give.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
 		"Serve HTTP/2 on the webhook and metrics servers (off by default: CVE-2023-44487 rapid reset).")
 	flag.StringVar(&o.webhookHost, "webhook-host", "",
@@ -189,6 +192,7 @@ func run(o options) error {
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "minitask.minitask.dev",
+		LeaderElectionNamespace:       o.leaderElectNS,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &o.shutdownTimeout,
 	})
