@@ -86,9 +86,18 @@ test-e2e-node: build ## Run the real-node tests (test/e2e, TestNode*): steps in 
 # The frozen releases the API must stay compatible with, oldest first.
 FROZEN_RELEASES := test/e2e/testdata/first-release-crds.yaml,test/e2e/testdata/release-2-crds.yaml,test/e2e/testdata/release-4-crds.yaml,test/e2e/testdata/release-5-crds.yaml
 
+# The newest frozen release's served webhook paths (hack/webhook-paths writes
+# them at a freeze): every path this tree's webhook configuration and CRD
+# conversion name must be among them. Empty until a frozen release lists them.
+FROZEN_WEBHOOK_PATHS :=
+# true: refuse a field the newest frozen release's schema lacks. On once the
+# newest frozen release keeps every field main has.
+REQUIRE_KEPT_FIELDS := false
+
 .PHONY: verify-api
-verify-api: manifests ## Fail on a CRD change that would break a stored object or a client of a frozen release.
-	go run ./hack/verify-api -crds config/crd/bases -releases $(FROZEN_RELEASES) -exceptions hack/api-compat-exceptions.yaml
+verify-api: manifests ## Fail on a CRD or webhook path change that would break a stored object, a client or a rolling update of a frozen release.
+	go run ./hack/verify-api -crds config/crd/bases -releases $(FROZEN_RELEASES) -exceptions hack/api-compat-exceptions.yaml \
+		-webhooks config/webhook/manifests.yaml,config/crd/patches -served-paths "$(FROZEN_WEBHOOK_PATHS)" -require-kept=$(REQUIRE_KEPT_FIELDS)
 
 .PHONY: verify
 verify: manifests generate fmt vet verify-api ## Regenerate everything and fail if that changed any file.

@@ -61,7 +61,7 @@ func TestStorageVersionTrain(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(&stdout, &stderr, tc.crds, tc.releases, exceptions)
+			err := gate{crds: tc.crds, releases: tc.releases, exceptions: exceptions}.run(&stdout, &stderr)
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
@@ -146,4 +146,105 @@ func addV1(crd *apiextensionsv1.CustomResourceDefinition, storage bool) {
 	v1.Name, v1.Served, v1.Storage, v1.Deprecated, v1.DeprecationWarning = "v1", true, storage, false, nil
 	beta.Storage = beta.Storage && !storage
 	crd.Spec.Versions = append(crd.Spec.Versions, *v1)
+}
+
+// TestWebhookPathsAndKeptFields runs the gate on release 4's CRDs with the
+// checks that flags turn on: this tree's webhook paths against a frozen
+// release's served paths (-served-paths), and fields release 4 lacks
+// (-require-kept).
+func TestWebhookPathsAndKeptFields(t *testing.T) {
+	dir := t.TempDir()
+	exceptions := exceptionsUpTo(t, filepath.Join(dir, "exceptions.yaml"), "release-4")
+	configured, err := apicompat.LoadWebhookPaths(webhooks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, w := range configured {
+		all = append(all, w.Path)
+	}
+	servesAll := writeFile(t, filepath.Join(dir, "all", "release-4"+apicompat.ServedPathsSuffix),
+		"# every path this tree names\n"+strings.Join(all, "\n")+"\n")
+	servesV1beta1 := writeFile(t, filepath.Join(dir, "v1beta1", "release-4"+apicompat.ServedPathsSuffix),
+		"/convert\n/validate-minitask-dev-v1beta1-task\n/validate-minitask-dev-v1beta1-taskrun\n"+
+			"/validate-minitask-dev-task-stash\n/validate-minitask-dev-taskrun-stash\n/validate-minitask-dev-taskrun-condition-times\n")
+	servesRelease2 := writeFile(t, filepath.Join(dir, "release-2"+apicompat.ServedPathsSuffix), "/convert\n")
+	addsField := writeCRDs(t, filepath.Join(dir, "adds-field.yaml"), "", func(crd *apiextensionsv1.CustomResourceDefinition) {
+		for i := range crd.Spec.Versions {
+			if crd.Spec.Versions[i].Name == "v1beta1" {
+				spec := crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"]
+				spec.Properties["sidecars"] = apiextensionsv1.JSONSchemaProps{Type: "array",
+					Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}
+				crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+			}
+		}
+	})
+	notServed := func(caller, path string) string {
+		return caller + " " + path + ": WebhookPathNotServed: ../../config/webhook/manifests.yaml names it, and release-4-webhook-paths.txt " +
+			"does not list it: a rolling update from release-4 would send it to replicas that answer 404; serve it in release-4 first " +
+			"(breaks release release-4)\n"
+	}
+	cases := map[string]struct {
+		g          gate
+		wantErr    string
+		wantStderr string
+		wantStdout string
+	}{
+		"neither checked": {g: gate{crds: release4},
+			wantStdout: "verify-api: fields release-4 lacks are not checked (-require-kept is off until the newest frozen release keeps every field)\n" +
+				"verify-api: webhook paths are not checked: no frozen release lists its served paths yet (-served-paths)\n" +
+				"verify-api: ../../test/e2e/testdata/release-4-crds.yaml compatible with first-release, release-2, release-4\n"},
+		"every path served": {g: gate{crds: release4, webhooks: webhooks, servedPaths: servesAll, requireKept: true},
+			wantStdout: "verify-api: ../../test/e2e/testdata/release-4-crds.yaml compatible with first-release, release-2, release-4\n"},
+		"paths renamed since the release": {g: gate{crds: release4, webhooks: webhooks, servedPaths: servesV1beta1, requireKept: true},
+			wantErr: "2 breaking API changes, 0 stale exceptions",
+			wantStderr: notServed("vtask-v1.minitask.dev", "/validate-minitask-dev-v1-task") +
+				notServed("vtaskrun-serviceaccount.minitask.dev", "/validate-minitask-dev-v1-taskrun")},
+		"served paths of a release not the newest": {g: gate{crds: release4, webhooks: webhooks, servedPaths: servesRelease2},
+			wantErr: "-served-paths " + servesRelease2 + " is release-2's, not the newest frozen release's (release-4): a rolling update starts from the newest"},
+		"served paths without the files that name paths": {g: gate{crds: release4, servedPaths: servesAll, requireKept: true},
+			wantErr: "-served-paths needs -webhooks, the files that name the paths to check"},
+		"a field the release lacks": {g: gate{crds: addsField, webhooks: webhooks, servedPaths: servesAll, requireKept: true},
+			wantErr: "1 breaking API changes, 0 stale exceptions",
+			wantStderr: "taskruns.minitask.dev v1beta1 .spec.sidecars: FieldNotKept: a field that release-4-crds.yaml (the newest " +
+				"frozen release) lacks: a rollback to it would prune it; add it to that release first, keeping it and refusing it " +
+				"at admission (breaks release release-4)\n"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.g.releases, tc.g.exceptions = frozen, exceptions
+			var stdout, stderr bytes.Buffer
+			err := tc.g.run(&stdout, &stderr)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantStderr, stderr.String()); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+			if tc.wantStdout != "" {
+				if diff := cmp.Diff(tc.wantStdout, stdout.String()); diff != "" {
+					t.Errorf("stdout (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// webhooks are the files that name this tree's webhook paths, as the
+// Makefile passes them.
+var webhooks = []string{"../../config/webhook/manifests.yaml", "../../config/crd/patches"}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -214,7 +214,8 @@ func TestCheck(t *testing.T) {
 
 // TestFrozenReleases is what make verify-api checks, as a test: today's CRDs
 // break no frozen release. The releases are the Makefile's FROZEN_RELEASES,
-// in its order, so that a release frozen there is checked here too.
+// in its order, so that a release frozen there is checked here too, and
+// fields the newest one lacks are refused as REQUIRE_KEPT_FIELDS says.
 func TestFrozenReleases(t *testing.T) {
 	current := todaysCRDs(t)
 	var releases []Release
@@ -232,6 +233,15 @@ func TestFrozenReleases(t *testing.T) {
 	exceptions, err := LoadExceptions("../../hack/api-compat-exceptions.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if makeVariable(t, "REQUIRE_KEPT_FIELDS") == "true" {
+		kept, err := CheckKept(releases[len(releases)-1], current)
+		if err != nil {
+			t.Fatal(err)
+		}
+		problems = append(problems, kept...)
+	} else {
+		exceptions = slices.DeleteFunc(exceptions, func(e Exception) bool { return e.Kind == FieldNotKept })
 	}
 	problems, unused := Apply(problems, exceptions)
 	if len(problems) > 0 || len(unused) > 0 {
@@ -253,21 +263,27 @@ func TestApplyExceptions(t *testing.T) {
 // relative to this package.
 func frozenReleases(t *testing.T) []string {
 	t.Helper()
+	var paths []string
+	for _, path := range strings.Split(makeVariable(t, "FROZEN_RELEASES"), ",") {
+		paths = append(paths, filepath.Join("../..", path))
+	}
+	return paths
+}
+
+// makeVariable returns the value the Makefile sets name to (name := value).
+func makeVariable(t *testing.T, name string) string {
+	t.Helper()
 	makefile, err := os.ReadFile("../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(makefile), "\n") {
-		if value, ok := strings.CutPrefix(line, "FROZEN_RELEASES := "); ok {
-			var paths []string
-			for _, path := range strings.Split(strings.TrimSpace(value), ",") {
-				paths = append(paths, filepath.Join("../..", path))
-			}
-			return paths
+		if value, ok := strings.CutPrefix(line, name+" :="); ok {
+			return strings.TrimSpace(value)
 		}
 	}
-	t.Fatal("the Makefile sets no FROZEN_RELEASES")
-	return nil
+	t.Fatalf("the Makefile sets no %s", name)
+	return ""
 }
 
 func todaysCRDs(t *testing.T) CRDSet {

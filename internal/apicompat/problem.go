@@ -33,17 +33,25 @@ const (
 	StoredVersionUnserved Kind = "StoredVersionUnserved"
 	ScopeChanged          Kind = "ScopeChanged"
 	NamesChanged          Kind = "NamesChanged"
+	// FieldNotKept: a property the newest frozen release's schema lacks, so
+	// that a rollback to it would prune it (CheckKept).
+	FieldNotKept Kind = "FieldNotKept"
+	// WebhookPathNotServed: a webhook path the configuration names that the
+	// newest frozen release's manager does not serve (CheckWebhookPaths).
+	WebhookPathNotServed Kind = "WebhookPathNotServed"
 )
 
 // Problem is one breaking change, at a path a reviewer can find in the CRD.
 type Problem struct {
 	// Release is the frozen release the change breaks (its file's name).
 	Release string
-	// CRD is the CRD's name, e.g. tasks.minitask.dev.
+	// CRD is the CRD's name, e.g. tasks.minitask.dev; for a webhook path,
+	// the webhook or the CRD that names it.
 	CRD string
 	// Version is the API version whose schema changed; empty for CRD-wide changes.
 	Version string
-	// Path is the field's path in that version's schema, e.g. .spec.steps[*].script.
+	// Path is the field's path in that version's schema, e.g.
+	// .spec.steps[*].script; for a webhook path, the URL path.
 	Path string
 	Kind Kind
 	// Detail says what changed, old and new.
