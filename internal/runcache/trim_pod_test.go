@@ -49,7 +49,7 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 				{Name: "sidecar-db", Image: "postgres", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)},
 				{Name: "step-build", Image: "golang"},
 			},
-			Containers: []corev1.Container{{Name: "step-push", Image: "alpine"}},
+			Containers:            []corev1.Container{{Name: "step-push", Image: "alpine"}},
 			ActiveDeadlineSeconds: ptr.To[int64](60), RestartPolicy: corev1.RestartPolicyNever, NodeName: "node-1",
 		},
 		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", Message: "too slow",
