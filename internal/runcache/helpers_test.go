@@ -31,3 +31,13 @@ func endedResultsPod(n int, messages map[int]string) *corev1.Pod {
 	pod.Status = status.Obj()
 	return pod
 }
+
+// withSidecar is pod, ended, with a native sidecar "db" put first, as
+// release 7 builds it, still running.
+func withSidecar(pod *corev1.Pod) *corev1.Pod {
+	withDB := wrappers.WithSidecars(pod, "db")
+	statuses := []corev1.ContainerStatus{{Name: "sidecar-db", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	withDB.Status.InitContainerStatuses = append(statuses, withDB.Status.InitContainerStatuses...)
+	withDB.Status.Phase = corev1.PodRunning
+	return withDB
+}

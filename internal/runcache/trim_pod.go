@@ -5,8 +5,10 @@ import (
 )
 
 // TrimPod keeps of a cached Pod only what the controller reads: its metadata
-// (but managedFields), the names and images of its containers (an
-// ImagePullFailed message names the image), activeDeadlineSeconds,
+// (but managedFields), the names, images and restartPolicy of its containers
+// (an ImagePullFailed message names the image; an init container's
+// restartPolicy Always makes it a native sidecar of release 7's, not a step:
+// runstate.IsNativeSidecar), activeDeadlineSeconds,
 // each container's name and state (waiting, running or terminated, with
 // their reasons, messages, exit codes and times), the PodScheduled
 // condition, whose message says why a Pending Pod is not scheduled, and the
@@ -47,14 +49,14 @@ func TrimPod(obj any) (any, error) {
 	return trimmed, nil
 }
 
-// containerNames keeps of each container its name and image.
+// containerNames keeps of each container its name, image and restartPolicy.
 func containerNames(containers []corev1.Container) []corev1.Container {
 	if containers == nil {
 		return nil
 	}
 	names := make([]corev1.Container, len(containers))
 	for i, c := range containers {
-		names[i] = corev1.Container{Name: c.Name, Image: c.Image}
+		names[i] = corev1.Container{Name: c.Name, Image: c.Image, RestartPolicy: c.RestartPolicy}
 	}
 	return names
 }

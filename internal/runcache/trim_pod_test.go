@@ -22,7 +22,10 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 	full := &corev1.Pod{
 		ObjectMeta: *meta.DeepCopy(),
 		Spec: corev1.PodSpec{
-			InitContainers:        []corev1.Container{{Name: "step-build", Image: "golang", Command: []string{"sh", "-c", "make"}}},
+			InitContainers: []corev1.Container{
+				{Name: "sidecar-db", Image: "postgres", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), Ports: []corev1.ContainerPort{{ContainerPort: 5432}}},
+				{Name: "step-build", Image: "golang", Command: []string{"sh", "-c", "make"}},
+			},
 			Containers:            []corev1.Container{{Name: "step-push", Image: "alpine", Env: []corev1.EnvVar{{Name: "A"}}}},
 			ActiveDeadlineSeconds: ptr.To[int64](60), RestartPolicy: corev1.RestartPolicyNever, NodeName: "node-1",
 			Volumes:     []corev1.Volume{{Name: "token"}},
@@ -42,7 +45,11 @@ func TestTrimPodKeepsWhatTheControllerReads(t *testing.T) {
 	want := &corev1.Pod{
 		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
-			InitContainers: []corev1.Container{{Name: "step-build", Image: "golang"}}, Containers: []corev1.Container{{Name: "step-push", Image: "alpine"}},
+			InitContainers: []corev1.Container{
+				{Name: "sidecar-db", Image: "postgres", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)},
+				{Name: "step-build", Image: "golang"},
+			},
+			Containers:            []corev1.Container{{Name: "step-push", Image: "alpine"}},
 			ActiveDeadlineSeconds: ptr.To[int64](60), RestartPolicy: corev1.RestartPolicyNever, NodeName: "node-1",
 		},
 		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", Message: "too slow",
@@ -133,6 +140,10 @@ func TestTrimmedPodKeepsWhatResultsNeed(t *testing.T) {
 		}),
 		// Six steps share 12 KiB: a message the kubelet cut at 2048 bytes.
 		"too large": endedResultsPod(6, map[int]string{4: (`{"exitCode":0,"results":{"digest":"` + strings.Repeat("d", 3000))[:2048]}),
+		// Release 7's: its sidecar still runs, and is no step.
+		"results beside a native sidecar": withSidecar(endedResultsPod(2, map[int]string{
+			1: `{"exitCode":0,"results":{"digest":"sha256:1","version":"1"}}`,
+		})),
 	}
 	for name, pod := range pods {
 		t.Run(name, func(t *testing.T) {

@@ -87,11 +87,13 @@ func Outcome(pod *corev1.Pod, steps []v1.StepState) *Condition {
 	if c := chainFailure(pod, steps); c != nil {
 		return c
 	}
-	return nil
+	return failureBesideSidecars(pod, steps)
 }
 
 // everyContainerPassed reports whether every step's container of pod has
-// ended with code 0.
+// ended with code 0. Native sidecars (release 7's) are no steps: the kubelet
+// stops them once the steps have ended, and what they exit with is no
+// step's, so the run has succeeded whether they still run or were killed.
 func everyContainerPassed(pod *corev1.Pod) bool {
 	if !everyContainerEnded(pod) {
 		return false
@@ -114,6 +116,26 @@ func chainFailure(pod *corev1.Pod, steps []v1.StepState) *Condition {
 	if !runstate.Chained(pod) || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return nil
 	}
+	return firstStepFailure(pod, steps)
+}
+
+// failureBesideSidecars returns the failure of the first step that failed of
+// a Pod of init containers whose every step's container has ended while a
+// native sidecar (release 7's) may still run: the kubelet reports the Pod
+// Running until it has stopped its sidecars, which one that ignores SIGTERM
+// makes last the Pod's grace period, yet no step runs again. nil for a Pod
+// without sidecars, whose phase says Failed as soon as a step has failed.
+func failureBesideSidecars(pod *corev1.Pod, steps []v1.StepState) *Condition {
+	if runstate.Chained(pod) || len(runstate.NativeSidecars(pod)) == 0 || !everyContainerEnded(pod) {
+		return nil
+	}
+	return firstStepFailure(pod, steps)
+}
+
+// firstStepFailure returns, in step order, the failure of the first step
+// that failed, nil for none: a step that onError: continue let pass failed
+// nothing.
+func firstStepFailure(pod *corev1.Pod, steps []v1.StepState) *Condition {
 	containers := runstate.Steps(pod)
 	for i, step := range steps {
 		if step.State == v1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1.StepReasonContinued {

@@ -82,12 +82,19 @@ func (h *Hold) Outcome(timeout time.Duration) *Condition {
 // manager. The kubelet pulls a step's image when its turn comes, so the
 // first step waits from when the kubelet took the Pod up (its
 // status.startTime, else its creation) and any other from when the step
-// before it finished.
+// before it finished. In a Pod of release 7's, the first step waits from
+// when its last native sidecar started, if later: the kubelet starts the
+// steps only once their sidecars run, and a sidecar's wait is no step's.
 func FindHeldStep(pod *corev1.Pod) *Hold {
 	statuses := containerStatuses(pod)
 	since := pod.CreationTimestamp.Time
 	if pod.Status.StartTime != nil {
 		since = pod.Status.StartTime.Time
+	}
+	for _, sidecar := range runstate.NativeSidecars(pod) {
+		if cs := statuses[sidecar]; cs != nil && cs.State.Running != nil && cs.State.Running.StartedAt.After(since) {
+			since = cs.State.Running.StartedAt.Time
+		}
 	}
 	for _, step := range runstate.Steps(pod) {
 		cs := statuses[step.Container]

@@ -33,7 +33,9 @@ var (
 // starting pod's first step by a volume it cannot mount: it has taken the
 // Pod up and not made its sandbox yet (the PodReadyToStartContainers
 // condition, which it reports since Kubernetes 1.29, is False; it mounts a
-// Pod's volumes before), and no step is past waiting to be made.
+// Pod's volumes before), and no container is past waiting to be made. A
+// native sidecar (release 7's) counts here as a step does: one that is
+// past it proves the volumes mounted as well.
 func MayBeHeldByMount(pod *corev1.Pod) bool {
 	if pod.Status.StartTime == nil || pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodPending {
 		return false

@@ -2,6 +2,8 @@ package runpod
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file says which of a run's Pods their node has a say in: a Pod bound
@@ -33,17 +35,18 @@ func JudgedByNode(pod *corev1.Pod) (string, bool) {
 
 // failedUnseen reports whether pod, Failed, was failed by the control plane
 // rather than its kubelet: a kubelet fails a Pod for a reason of the Pod's
-// (Evicted, DeadlineExceeded, ...) or for a container that exited non-zero,
-// and the Pod garbage collector sets the phase alone.
+// (Evicted, DeadlineExceeded, ...) or for a step's container that exited
+// non-zero, and the Pod garbage collector sets the phase alone. A native
+// sidecar's exit (release 7's, killed once the steps ended, say) fails no
+// Pod: the kubelet's phase leaves sidecars out.
 func failedUnseen(pod *corev1.Pod) bool {
 	if pod.Status.Reason != "" {
 		return false
 	}
-	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, cs := range statuses {
-			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-				return false
-			}
+	statuses := containerStatuses(pod)
+	for _, step := range runstate.Steps(pod) {
+		if cs := statuses[step.Container]; cs != nil && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
+			return false
 		}
 	}
 	return true

@@ -125,8 +125,10 @@ type resultsTooLarge struct {
 	reported, fileCut bool
 	// limit is what the kubelet keeps of each step's message in this Pod.
 	limit int
-	// steps is how many steps the Pod has, which sets limit.
-	steps int
+	// steps and sidecars are how many steps and native sidecars (release
+	// 7's) the Pod has: the kubelet shares the Pod's 12 KiB among all its
+	// containers, sidecars too, which sets limit.
+	steps, sidecars int
 }
 
 // firstResultsTooLarge returns the first script step of pod, in step order,
@@ -139,17 +141,18 @@ type resultsTooLarge struct {
 // share 12 KiB. A shorter message that is no JSON object (a step that wrote
 // over its own message, say) is not read, and is no error.
 func firstResultsTooLarge(pod *corev1.Pod) *resultsTooLarge {
-	steps := len(pod.Spec.InitContainers) + len(pod.Spec.Containers)
-	limit := runstate.TerminationMessageLimit(steps)
+	sidecars := len(runstate.NativeSidecars(pod))
+	steps := len(pod.Spec.InitContainers) + len(pod.Spec.Containers) - sidecars
+	limit := runstate.TerminationMessageLimit(steps + sidecars)
 	for _, m := range scriptStepMessages(pod) {
 		switch {
 		case m.parsed != nil && m.parsed.ResultsTooLarge != nil:
 			r := m.parsed.ResultsTooLarge
-			return &resultsTooLarge{step: m.step, size: r.Size, reported: true, fileCut: r.Cut, limit: r.Limit, steps: steps}
+			return &resultsTooLarge{step: m.step, size: r.Size, reported: true, fileCut: r.Cut, limit: r.Limit, steps: steps, sidecars: sidecars}
 		case len(m.text) > runstate.MaxTerminationMessage:
-			return &resultsTooLarge{step: m.step, size: len(m.text), limit: limit, steps: steps}
+			return &resultsTooLarge{step: m.step, size: len(m.text), limit: limit, steps: steps, sidecars: sidecars}
 		case m.parsed == nil && len(m.text) >= limit:
-			return &resultsTooLarge{step: m.step, size: len(m.text), cut: true, limit: limit, steps: steps}
+			return &resultsTooLarge{step: m.step, size: len(m.text), cut: true, limit: limit, steps: steps, sidecars: sidecars}
 		}
 	}
 	return nil
@@ -164,12 +167,12 @@ func (r *resultsTooLarge) outcome() *Condition {
 		}
 		return failed(v1.ReasonResultsTooLarge,
 			"step %q's results do not fit its termination message: they take %d bytes%s, over the limit of %d bytes for each step of %s (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
-			r.step, r.size, more, r.limit, podOfSteps(r.steps))
+			r.step, r.size, more, r.limit, podOf(r.steps, r.sidecars))
 	}
 	if r.cut {
 		return failed(v1.ReasonResultsTooLarge,
 			"step %q's results do not fit its termination message: the kubelet cut the message at %d bytes, what it keeps for each step of %s (4096 bytes at most, 12 KiB for all steps together); write less to $(results.NAME.path), or hand large values over in a workspace",
-			r.step, r.size, podOfSteps(r.steps))
+			r.step, r.size, podOf(r.steps, r.sidecars))
 	}
 	return failed(v1.ReasonResultsTooLarge,
 		"step %q's results do not fit its termination message: it holds %d bytes, over the limit of %d bytes; write less to $(results.NAME.path), or hand large values over in a workspace",
@@ -203,10 +206,20 @@ func succeededPast(continued []v1.StepState) *Condition {
 	return o
 }
 
-// podOfSteps says how many steps a Pod has: "a Pod of 3 steps".
-func podOfSteps(n int) string {
-	if n == 1 {
-		return "a Pod of 1 step"
+// podOf says how many steps, and native sidecars if any, a Pod has: "a Pod
+// of 3 steps", "a Pod of 2 steps and 1 sidecar".
+func podOf(steps, sidecars int) string {
+	pod := "a Pod of " + plural(steps, "step")
+	if sidecars > 0 {
+		pod += " and " + plural(sidecars, "sidecar")
 	}
-	return fmt.Sprintf("a Pod of %d steps", n)
+	return pod
+}
+
+// plural is n and noun, "1 step" or "3 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -91,7 +91,8 @@ func scriptTimes(step *v1.StepState, cs *corev1.ContainerStatus) {
 }
 
 // containerStatuses returns the status of each of pod's containers, init
-// containers and the container alike, by container name.
+// containers (native sidecars too) and the container alike, by container
+// name. Readers look up the steps' (runstate.Steps) in it.
 func containerStatuses(pod *corev1.Pod) map[string]*corev1.ContainerStatus {
 	statuses := make(map[string]*corev1.ContainerStatus, len(pod.Status.InitContainerStatuses)+len(pod.Status.ContainerStatuses))
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
@@ -144,8 +145,11 @@ func containerImage(pod *corev1.Pod, name string) string {
 }
 
 // NeverStarted reports whether no step of pod has started, so that stopping
-// it loses no logs: the kubelet has not taken it up, or every container still
-// waits (for its image, say).
+// it loses no logs: the kubelet has not taken it up, or every step's
+// container still waits (for its image, say). A native sidecar that runs
+// (release 7's, runstate.IsNativeSidecar) starts no step: the steps' logs
+// are what deleting the Pod would lose, and a sidecar waiting on its image
+// would otherwise hold back deleting a Pod that ran nothing of the Task's.
 func NeverStarted(pod *corev1.Pod) bool {
 	if pod.Status.StartTime == nil {
 		return true
@@ -156,11 +160,10 @@ func NeverStarted(pod *corev1.Pod) bool {
 		steps := StepStates(pod)
 		return len(steps) == 0 || steps[0].State == v1.StepWaiting
 	}
-	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, cs := range statuses {
-			if cs.State.Running != nil || cs.State.Terminated != nil {
-				return false
-			}
+	statuses := containerStatuses(pod)
+	for _, step := range runstate.Steps(pod) {
+		if cs := statuses[step.Container]; cs != nil && (cs.State.Running != nil || cs.State.Terminated != nil) {
+			return false
 		}
 	}
 	return true

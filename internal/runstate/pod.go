@@ -25,9 +25,17 @@ const (
 	// StepContainerPrefix starts the container name of every step: step-NAME.
 	StepContainerPrefix = "step-"
 
+	// SidecarContainerPrefix starts the container name of every sidecar that
+	// release 7 runs: sidecar-NAME, a native sidecar (IsNativeSidecar) placed
+	// before the steps' init containers. This release builds none, but reads
+	// the Pods release 7 built, so that a run in flight at a rollback
+	// finishes.
+	SidecarContainerPrefix = "sidecar-"
+
 	// AnnotationStepNames is set on a Pod only when a step's name was too long
 	// for its container name: the JSON list of the Pod's step names, in the
-	// order of its init containers then its container.
+	// order of its init containers then its container, native sidecars
+	// (IsNativeSidecar) left out.
 	AnnotationStepNames = "minitask.dev/step-names"
 
 	// LabelManagedBy marks every Pod that minitask runs; the manager's cache
@@ -132,12 +140,18 @@ func StepNamesAnnotation(steps []string) (string, bool) {
 // from AnnotationStepNames when the Pod has a valid one, else from its
 // container name; a Pod started by an earlier release may name its
 // containers otherwise, and their names are then reported as they are.
+// Native sidecars (IsNativeSidecar) are no steps and are left out: release 7
+// puts a Task's sidecars first among a Pod's init containers, and a run
+// whose Pod it built goes on after a rollback to this release.
 func Steps(pod *corev1.Pod) []Step {
 	containers := make([]Step, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range list {
+	for _, c := range pod.Spec.InitContainers {
+		if !IsNativeSidecar(c) {
 			containers = append(containers, Step{Name: strings.TrimPrefix(c.Name, StepContainerPrefix), Container: c.Name})
 		}
+	}
+	for _, c := range pod.Spec.Containers {
+		containers = append(containers, Step{Name: strings.TrimPrefix(c.Name, StepContainerPrefix), Container: c.Name})
 	}
 	var names []string
 	if err := json.Unmarshal([]byte(pod.Annotations[AnnotationStepNames]), &names); err == nil && len(names) == len(containers) {
@@ -146,6 +160,28 @@ func Steps(pod *corev1.Pod) []Step {
 		}
 	}
 	return containers
+}
+
+// IsNativeSidecar reports whether initContainer, one of a Pod's init
+// containers, is a native sidecar: restartable (restartPolicy Always), so
+// that the kubelet starts it before the init containers after it and keeps
+// it running beside them and the Pod's containers, and stops it once they
+// have ended. It is judged by its restartPolicy, not its name
+// (SidecarContainerPrefix), so that any release's sidecars are told from
+// the steps. A regular container's restartPolicy says nothing of the kind.
+func IsNativeSidecar(initContainer corev1.Container) bool {
+	return initContainer.RestartPolicy != nil && *initContainer.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// NativeSidecars returns the names of pod's native sidecars, in order.
+func NativeSidecars(pod *corev1.Pod) []string {
+	var names []string
+	for _, c := range pod.Spec.InitContainers {
+		if IsNativeSidecar(c) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // Step is one step of a Pod: its name and the container that runs it.

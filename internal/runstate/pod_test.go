@@ -162,6 +162,29 @@ func TestSteps(t *testing.T) {
 			pod:  pod(`{`, "step-fetch"),
 			want: []Step{{"fetch", "step-fetch"}},
 		},
+		"release 7's sidecars before init container steps are no steps": {
+			pod:  withSidecars(pod("", "step-fetch", "step-build"), "sidecar-db", "sidecar-proxy"),
+			want: []Step{{"fetch", "step-fetch"}, {"build", "step-build"}},
+		},
+		"release 7's sidecars before chained steps are no steps": {
+			pod: withSidecars(&corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationPodShape: PodShapeChained}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "step-fetch"}, {Name: "step-build"}}},
+			}, "sidecar-db"),
+			want: []Step{{"fetch", "step-fetch"}, {"build", "step-build"}},
+		},
+		"the annotation names the steps only, with sidecars": {
+			pod:  withSidecars(pod(annotation, "step-fetch", StepContainer(long)), "sidecar-db"),
+			want: []Step{{"fetch", "step-fetch"}, {long, StepContainer(long)}},
+		},
+		"a sidecar is told by its restartPolicy, whatever its name": {
+			pod:  withSidecars(pod("", "step-fetch", "step-build"), "proxy"),
+			want: []Step{{"fetch", "step-fetch"}, {"build", "step-build"}},
+		},
+		"an init container named like a sidecar but not restartable is a step": {
+			pod:  pod("", "sidecar-db", "step-build"),
+			want: []Step{{"sidecar-db", "sidecar-db"}, {"build", "step-build"}},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -170,6 +193,34 @@ func TestSteps(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNativeSidecars(t *testing.T) {
+	always, never := corev1.ContainerRestartPolicyAlways, corev1.ContainerRestartPolicy("Never")
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "sidecar-db", RestartPolicy: &always},
+			{Name: "other", RestartPolicy: &always},
+			{Name: "sidecar-old"},
+			{Name: "step-a", RestartPolicy: &never},
+		},
+		Containers: []corev1.Container{{Name: "step-b", RestartPolicy: &always}},
+	}}
+	if diff := cmp.Diff([]string{"sidecar-db", "other"}, NativeSidecars(pod)); diff != "" {
+		t.Errorf("NativeSidecars() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// withSidecars is pod with native sidecars named names put first among its
+// init containers, as release 7 builds them.
+func withSidecars(pod *corev1.Pod, names ...string) *corev1.Pod {
+	always := corev1.ContainerRestartPolicyAlways
+	var sidecars []corev1.Container
+	for _, name := range names {
+		sidecars = append(sidecars, corev1.Container{Name: name, RestartPolicy: &always})
+	}
+	pod.Spec.InitContainers = append(sidecars, pod.Spec.InitContainers...)
+	return pod
 }
 
 // runNamed returns a TaskRun with only a name.

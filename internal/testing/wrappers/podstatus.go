@@ -14,7 +14,9 @@ import (
 // PodStatusWrapper builds the status that the kubelet reports for a Pod whose
 // init containers and container run one after another, or for a chained Pod
 // (runstate.Chained), whose containers all run from the start, each waiting
-// for its turn, and whose steps after a failed one end skipped.
+// for its turn, and whose steps after a failed one end skipped. Steps are
+// counted without the Pod's native sidecars (WithSidecars), which run from
+// the Pod's start.
 type PodStatusWrapper struct {
 	pod    *corev1.Pod
 	at     metav1.Time
@@ -25,7 +27,13 @@ type PodStatusWrapper struct {
 // taken the Pod up, which is pending, and every container waits.
 func PodStatus(pod *corev1.Pod) *PodStatusWrapper {
 	w := &PodStatusWrapper{pod: pod, at: metav1.NewTime(time.Now().Truncate(time.Second))}
-	return w.steps(corev1.PodPending, 0, waiting("ContainerCreating"))
+	w.steps(corev1.PodPending, 0, waiting("ContainerCreating"))
+	for k := range w.status.InitContainerStatuses {
+		if cs := &w.status.InitContainerStatuses[k]; w.sidecar(cs.Name) {
+			cs.State = waiting("ContainerCreating")
+		}
+	}
+	return w
 }
 
 // At sets the time of every timestamp that the methods called after it write.
@@ -38,7 +46,7 @@ func (w *PodStatusWrapper) At(t time.Time) *PodStatusWrapper {
 // steps before it completed and those after it waiting.
 func (w *PodStatusWrapper) Running(i int) *PodStatusWrapper {
 	phase := corev1.PodPending
-	if i >= len(w.pod.Spec.InitContainers) {
+	if i >= len(w.pod.Spec.InitContainers)-len(runstate.NativeSidecars(w.pod)) {
 		phase = corev1.PodRunning
 	}
 	return w.steps(phase, i, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: w.at}})
@@ -46,7 +54,7 @@ func (w *PodStatusWrapper) Running(i int) *PodStatusWrapper {
 
 // Succeeded reports every step completed with exit code 0.
 func (w *PodStatusWrapper) Succeeded() *PodStatusWrapper {
-	n := len(w.pod.Spec.InitContainers) + len(w.pod.Spec.Containers)
+	n := len(runstate.Steps(w.pod))
 	return w.steps(corev1.PodSucceeded, n-1, w.terminated(0, "Completed"))
 }
 
@@ -93,11 +101,9 @@ func (w *PodStatusWrapper) Waiting(i int, reason, message string) *PodStatusWrap
 // at the time At set, the steps before i completed at done.
 func (w *PodStatusWrapper) CannotPull(i int, reason, message string, done time.Time) *PodStatusWrapper {
 	w.steps(corev1.PodPending, i, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}})
-	for _, statuses := range [][]corev1.ContainerStatus{w.status.InitContainerStatuses, w.status.ContainerStatuses} {
-		for k := range statuses {
-			if t := statuses[k].State.Terminated; t != nil {
-				t.FinishedAt = metav1.NewTime(done)
-			}
+	for _, cs := range w.stepStatuses() {
+		if t := cs.State.Terminated; t != nil {
+			t.FinishedAt = metav1.NewTime(done)
 		}
 	}
 	return w
@@ -108,8 +114,7 @@ func (w *PodStatusWrapper) CannotPull(i int, reason, message string, done time.T
 // termination message. A code other than 0 fails the Pod, as the kubelet has
 // it. A step not terminated is a mistake of the test, and panics.
 func (w *PodStatusWrapper) Ended(i int, code int32, message string) *PodStatusWrapper {
-	statuses := slices.Concat(w.status.InitContainerStatuses, w.status.ContainerStatuses)
-	t := statuses[i].State.Terminated
+	t := w.stepStatuses()[i].State.Terminated
 	if t == nil {
 		panic(fmt.Sprintf("Ended(%d): step %d of Pod %s is not terminated", i, i, w.pod.Name))
 	}
@@ -130,16 +135,20 @@ func (w *PodStatusWrapper) Phase(phase corev1.PodPhase) *PodStatusWrapper {
 // Obj returns the status.
 func (w *PodStatusWrapper) Obj() corev1.PodStatus { return w.status }
 
-// steps sets phase, and the containers: completed before current, in state
-// current at current, waiting after.
+// steps sets phase, and the steps' containers: completed before current, in
+// state current at current, waiting after. Native sidecars run.
 func (w *PodStatusWrapper) steps(phase corev1.PodPhase, current int, state corev1.ContainerState) *PodStatusWrapper {
 	start := w.at
 	w.status = corev1.PodStatus{Phase: phase, StartTime: &start}
 	chained := runstate.Chained(w.pod)
+	creating := state.Waiting != nil && state.Waiting.Reason == "ContainerCreating"
 	i := 0
 	status := func(c corev1.Container) corev1.ContainerStatus {
 		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
 		switch {
+		case runstate.IsNativeSidecar(c):
+			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: w.at}}
+			return cs
 		case i < current:
 			cs.State = w.terminated(0, "Completed")
 		case i == current:
@@ -149,7 +158,7 @@ func (w *PodStatusWrapper) steps(phase corev1.PodPhase, current int, state corev
 		case phase == corev1.PodFailed || phase == corev1.PodSucceeded:
 			cs.State = w.terminated(0, "Completed")
 			cs.State.Terminated.Message = runstate.SkippedMessage
-		case state.Waiting != nil && state.Waiting.Reason == "ContainerCreating":
+		case creating:
 			cs.State = waiting("ContainerCreating")
 		default:
 			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: w.at}}
@@ -164,6 +173,25 @@ func (w *PodStatusWrapper) steps(phase corev1.PodPhase, current int, state corev
 		w.status.ContainerStatuses = append(w.status.ContainerStatuses, status(c))
 	}
 	return w
+}
+
+// stepStatuses returns the status of each step's container, in step order:
+// the init containers' but the native sidecars', then the containers'.
+func (w *PodStatusWrapper) stepStatuses() []*corev1.ContainerStatus {
+	var statuses []*corev1.ContainerStatus
+	for k := range w.status.InitContainerStatuses {
+		if !w.sidecar(w.status.InitContainerStatuses[k].Name) {
+			statuses = append(statuses, &w.status.InitContainerStatuses[k])
+		}
+	}
+	for k := range w.status.ContainerStatuses {
+		statuses = append(statuses, &w.status.ContainerStatuses[k])
+	}
+	return statuses
+}
+
+func (w *PodStatusWrapper) sidecar(container string) bool {
+	return slices.Contains(runstate.NativeSidecars(w.pod), container)
 }
 
 func (w *PodStatusWrapper) terminated(code int32, reason string) corev1.ContainerState {

@@ -1,0 +1,60 @@
+package wrappers
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
+)
+
+// This file builds Pods of release 7's shape: a Task's sidecars run as
+// native sidecars, init containers with restartPolicy Always put before the
+// steps, in either Pod shape. This release builds none, but reads them
+// (runstate.IsNativeSidecar).
+
+// WithSidecars returns a copy of pod with a native sidecar for each of names
+// first among its init containers, as release 7 builds them: container
+// sidecar-NAME, image NAME-image, restartPolicy Always.
+func WithSidecars(pod *corev1.Pod, names ...string) *corev1.Pod {
+	pod = pod.DeepCopy()
+	always := corev1.ContainerRestartPolicyAlways
+	sidecars := make([]corev1.Container, 0, len(names)+len(pod.Spec.InitContainers))
+	for _, name := range names {
+		sidecars = append(sidecars, corev1.Container{
+			Name: runstate.SidecarContainerPrefix + name, Image: name + "-image", RestartPolicy: &always,
+		})
+	}
+	pod.Spec.InitContainers = append(sidecars, pod.Spec.InitContainers...)
+	return pod
+}
+
+// SidecarRunning reports sidecar name running, since the time At set.
+func (w *PodStatusWrapper) SidecarRunning(name string) *PodStatusWrapper {
+	return w.sidecarState(name, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: w.at}})
+}
+
+// SidecarEnded reports sidecar name ended with code and reason: killed
+// (137, 143) once the steps have ended, say.
+func (w *PodStatusWrapper) SidecarEnded(name string, code int32, reason string) *PodStatusWrapper {
+	return w.sidecarState(name, w.terminated(code, reason))
+}
+
+// SidecarWaiting reports sidecar name waiting with reason and message: an
+// image the kubelet cannot pull, say.
+func (w *PodStatusWrapper) SidecarWaiting(name, reason, message string) *PodStatusWrapper {
+	return w.sidecarState(name, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}})
+}
+
+// sidecarState sets sidecar name's state. A Pod without that sidecar is a
+// mistake of the test, and panics.
+func (w *PodStatusWrapper) sidecarState(name string, state corev1.ContainerState) *PodStatusWrapper {
+	container := runstate.SidecarContainerPrefix + name
+	for k := range w.status.InitContainerStatuses {
+		if cs := &w.status.InitContainerStatuses[k]; cs.Name == container && w.sidecar(container) {
+			cs.State = state
+			return w
+		}
+	}
+	panic(fmt.Sprintf("Pod %s has no sidecar %q", w.pod.Name, name))
+}
