@@ -84,15 +84,17 @@ test-e2e-node: build ## Run the real-node tests (test/e2e, TestNode*): steps in 
 	go test -tags e2e,e2enode ./test/e2e/ -run '^TestNode' -v -count=1 -timeout 30m $(GOTESTFLAGS)
 
 # The frozen releases the API must stay compatible with, oldest first.
-FROZEN_RELEASES := test/e2e/testdata/first-release-crds.yaml,test/e2e/testdata/release-2-crds.yaml,test/e2e/testdata/release-4-crds.yaml,test/e2e/testdata/release-5-crds.yaml
+FROZEN_RELEASES := test/e2e/testdata/first-release-crds.yaml,test/e2e/testdata/release-2-crds.yaml,test/e2e/testdata/release-4-crds.yaml,test/e2e/testdata/release-5-crds.yaml,test/e2e/testdata/release-6-crds.yaml
 
 # The newest frozen release's served webhook paths (hack/webhook-paths writes
 # them at a freeze): every path this tree's webhook configuration and CRD
-# conversion name must be among them. Empty until a frozen release lists them.
-FROZEN_WEBHOOK_PATHS :=
-# true: refuse a field the newest frozen release's schema lacks. On once the
-# newest frozen release keeps every field main has.
-REQUIRE_KEPT_FIELDS := false
+# conversion name must be among them, so that a rolling update refuses
+# nothing. Release 6 is the first to list them.
+FROZEN_WEBHOOK_PATHS := test/e2e/testdata/release-6-webhook-paths.txt
+# true: refuse a field the newest frozen release's schema lacks, which a
+# rollback to it would prune. On from release 6, which keeps release 7's
+# fields.
+REQUIRE_KEPT_FIELDS := true
 
 .PHONY: verify-api
 verify-api: manifests ## Fail on a CRD or webhook path change that would break a stored object, a client or a rolling update of a frozen release.
