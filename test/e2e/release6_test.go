@@ -92,7 +92,7 @@ func TestRollbackToRelease6(t *testing.T) {
 // checks here.
 const (
 	r7NS            = "release7"
-	r7Task          = "templated"        // stepTemplate, a step's securityContext and pull policy
+	r7Task          = "templated"         // stepTemplate, a step's securityContext and pull policy
 	r7TaskRunning   = "templated-running" // runs through the rollback
 	r7InlineRunning = "inline-running"    // spec.taskSpec; runs through the rollback
 	r7TaskNew       = "templated-new"     // created once release 7's controller stopped
