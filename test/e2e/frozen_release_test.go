@@ -56,7 +56,7 @@ var (
 	release5 = &frozenRelease{name: "release-5", commit: "1715775"}
 	// release6 is release 6 (v0.6.0): main before release 7 accepted what
 	// release 6 keeps, the release a rollback from release 7 goes back to.
-	release6 = &frozenRelease{name: "release-6", commit: "RELEASE6"}
+	release6 = &frozenRelease{name: "release-6", commit: "5c10820"}
 )
 
 // frozenReleases are the releases above, oldest first.

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -38,10 +39,12 @@ func TestRollingUpdateFromRelease6(t *testing.T) {
 	r := newV1Rehearsal(t, "rolling-6", release6)
 	_, release6Manager := release6.build(t)
 	r.installRelease(release6, views{}, nil)
-	r.m.stop()
-	endpoint := startWebhookEndpoint(t, r.c)
+	// The replica is ready before the endpoint takes the port from the
+	// manager serving it now: the API server has someone to call
+	// throughout.
 	old := startReplica(t, r.c, release6Manager)
-	endpoint.route(old)
+	r.m.stop()
+	endpoint := startWebhookEndpoint(t, r.c, old)
 	r.lap("release 6 behind the endpoint")
 
 	w := startWriters(t, r.c)
@@ -70,8 +73,8 @@ func TestRollingUpdateFromRelease6(t *testing.T) {
 	if errs := w.refused(); len(errs) > 0 {
 		t.Errorf("%d of %d writes were refused during the rolling update, want none:\n%s", len(errs), written, strings.Join(errs, "\n"))
 	}
-	if failed := endpoint.failed.Load(); failed > 0 {
-		t.Errorf("the endpoint failed to pass on %d requests", failed)
+	if failed := endpoint.failures(); len(failed) > 0 {
+		t.Errorf("the endpoint failed to pass on %d requests:\n%s", len(failed), strings.Join(failed, "\n"))
 	}
 	w.checkWritten(t, r.c)
 	t.Logf("rolling update from release 6: %d writes through v1alpha1, v1beta1 and v1, none refused; webhook requests by replica port: %v; %s",
@@ -99,12 +102,13 @@ type webhookEndpoint struct {
 	ports    []string
 	next     atomic.Uint64
 	counts   sync.Map // port -> *atomic.Int64
-	failed   atomic.Int64
+	// failed are the requests it could not pass on, and why.
+	failed []string
 }
 
 // startWebhookEndpoint serves the endpoint with the webhook certificate
-// until the test ends.
-func startWebhookEndpoint(t *testing.T, c *cluster) *webhookEndpoint {
+// until the test ends, in front of replicas.
+func startWebhookEndpoint(t *testing.T, c *cluster, replicas ...*manager) *webhookEndpoint {
 	t.Helper()
 	dir := c.env["MINITASK_WEBHOOK_CERT_DIR"]
 	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
@@ -116,6 +120,7 @@ func startWebhookEndpoint(t *testing.T, c *cluster) *webhookEndpoint {
 		t.Fatalf("listening where the webhook configuration sends requests: %v", err)
 	}
 	e := &webhookEndpoint{}
+	e.route(replicas...)
 	server := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	go server.Serve(l) //nolint:errcheck // ends with Close
 	t.Cleanup(func() { server.Close() })
@@ -132,8 +137,8 @@ func (e *webhookEndpoint) route(replicas ...*manager) {
 		// The replica's certificate is the one this endpoint serves, made
 		// for the endpoint's name; the hop is loopback.
 		proxy.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // loopback, the test's own certificate
-		proxy.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
-			e.failed.Add(1)
+		proxy.ErrorHandler = func(w http.ResponseWriter, req *http.Request, err error) {
+			e.fail(req, err)
 			http.Error(w, err.Error(), http.StatusBadGateway)
 		}
 		backends, ports = append(backends, proxy), append(ports, m.webhookPort)
@@ -147,7 +152,7 @@ func (e *webhookEndpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	e.mu.Lock()
 	if len(e.backends) == 0 {
 		e.mu.Unlock()
-		e.failed.Add(1)
+		e.fail(req, errors.New("no replica is ready"))
 		http.Error(w, "no replica is ready", http.StatusServiceUnavailable)
 		return
 	}
@@ -157,6 +162,20 @@ func (e *webhookEndpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	n, _ := e.counts.LoadOrStore(port, new(atomic.Int64))
 	n.(*atomic.Int64).Add(1)
 	backend.ServeHTTP(w, req)
+}
+
+// fail records a request the endpoint could not pass on.
+func (e *webhookEndpoint) fail(req *http.Request, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failed = append(e.failed, fmt.Sprintf("%s %s %s: %v", time.Now().Format(time.TimeOnly), req.Method, req.URL.Path, err))
+}
+
+// failures are the requests the endpoint could not pass on.
+func (e *webhookEndpoint) failures() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.failed)
 }
 
 // served is how many requests went to each replica, by webhook port.
@@ -227,16 +246,18 @@ func (w *writers) writeOnce(ctx context.Context, c *cluster, version string, i i
 }
 
 // write does one write of obj, and records it or its refusal. A write cut
-// short by the writers' stop counts as neither.
+// short by the writers' stop counts as neither, and what it wrote, which
+// the API server may or may not have taken, is not checked.
 func (w *writers) write(ctx context.Context, version, verb string, obj client.Object, do func() error) bool {
 	err := do()
-	if ctx.Err() != nil && err != nil {
-		return false
-	}
 	key := fmt.Sprintf("%s %T %s", version, obj, obj.GetName())
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err != nil {
+	switch {
+	case ctx.Err() != nil && err != nil:
+		delete(w.written, key)
+		return false
+	case err != nil:
 		w.errs = append(w.errs, fmt.Sprintf("%s %s: %v", verb, key, err))
 		return false
 	}
