@@ -54,10 +54,13 @@ var (
 	// (issue 33, release 6), the release a rollback from release 6 goes
 	// back to, and the first to serve v1.
 	release5 = &frozenRelease{name: "release-5", commit: "1715775"}
+	// release6 is release 6 (v0.6.0): main before release 7 accepted what
+	// release 6 keeps, the release a rollback from release 7 goes back to.
+	release6 = &frozenRelease{name: "release-6", commit: "c379147"}
 )
 
 // frozenReleases are the releases above, oldest first.
-var frozenReleases = []*frozenRelease{release2, release4, release5}
+var frozenReleases = []*frozenRelease{release2, release4, release5, release6}
 
 // crds is the release's frozen CRD file, relative to this package.
 func (r *frozenRelease) crds() string {

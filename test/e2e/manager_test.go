@@ -30,6 +30,9 @@ type manager struct {
 	// metricsAddr and pprofAddr are where its metrics and profiles are
 	// served over HTTP, if they are (startManagerWithMetrics).
 	metricsAddr, pprofAddr string
+	// webhookPort is where its webhooks are served, if not at the port
+	// the webhook configuration names (startReplica).
+	webhookPort string
 
 	cmd *exec.Cmd
 	// exited is closed once the process has exited, after err is set.
@@ -103,7 +106,7 @@ func (m *manager) start() {
 	}()
 
 	start := time.Now()
-	url := "http://" + m.c.env["MINITASK_PROBE_ADDR"] + "/readyz"
+	url := "http://" + m.probeAddr() + "/readyz"
 	probe := &http.Client{Timeout: time.Second}
 	for {
 		if resp, err := probe.Get(url); err == nil {
@@ -122,6 +125,18 @@ func (m *manager) start() {
 			m.t.Fatal("the manager was not ready after 30s")
 		}
 	}
+}
+
+// probeAddr is where the manager serves its probes: the last
+// --health-probe-bind-address it was given.
+func (m *manager) probeAddr() string {
+	addr := m.c.env["MINITASK_PROBE_ADDR"]
+	for _, arg := range m.args {
+		if v, ok := strings.CutPrefix(arg, "--health-probe-bind-address="); ok {
+			addr = v
+		}
+	}
+	return addr
 }
 
 // stop stops the manager gracefully (SIGTERM), as Ctrl-C or a rolling
