@@ -186,7 +186,9 @@ func TestRestrictedMerge(t *testing.T) {
 		},
 		"capabilities that add without dropping ALL are its own too": {
 			step: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}},
-			want: restricted(func(sc *corev1.SecurityContext) { sc.Capabilities = &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}} }),
+			want: restricted(func(sc *corev1.SecurityContext) {
+				sc.Capabilities = &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}
+			}),
 		},
 		"its own seccomp profile": {
 			step: &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}},
