@@ -57,14 +57,18 @@ func stepSettingsGoldenCases() map[string]goldenCase {
 		v1.Step{Name: "default", Image: "alpine:3", Script: "true"},
 	).Obj()
 	return map[string]goldenCase{
-		"step-template":                    {task: templated, run: run().Param("mode", "readonly").Obj()},
-		"chained-step-template":            {task: templated, run: run().Param("mode", "readonly").Obj(), chained: true},
-		"step-template-restricted":         {task: templated, run: run().Obj(), restricted: true},
-		"step-security":                    {task: privileged, run: run().Obj()},
-		"chained-step-security":            {task: privileged, run: run().Obj(), chained: true},
-		"step-security-restricted":         {task: secured, run: run().Obj(), restricted: true},
-		"chained-step-security-restricted": {task: secured, run: run().Obj(), restricted: true, chained: true},
-		"pull-policy":                      {task: pulls, run: run().Obj()},
-		"chained-pull-policy":              {task: pulls, run: run().Obj(), chained: true},
+		"step-template":            {task: templated, run: run().Param("mode", "readonly").Obj()},
+		"chained-step-template":    {task: templated, run: run().Param("mode", "readonly").Obj(), chained: true},
+		"step-template-restricted": {task: templated, run: run().Obj(), restricted: true},
+		"step-security":            {task: privileged, run: run().Obj()},
+		"chained-step-security":    {task: privileged, run: run().Obj(), chained: true},
+		"step-security-restricted": {task: secured, run: run().Obj(), restricted: true},
+		// The API server would find a privileged container that may not
+		// gain privileges invalid: the level's default is left out, and
+		// Pod Security refuses the Pod, naming the step.
+		"step-security-privileged-restricted": {task: privileged, run: run().Obj(), restricted: true},
+		"chained-step-security-restricted":    {task: secured, run: run().Obj(), restricted: true, chained: true},
+		"pull-policy":                         {task: pulls, run: run().Obj()},
+		"chained-pull-policy":                 {task: pulls, run: run().Obj(), chained: true},
 	}
 }

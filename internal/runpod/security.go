@@ -1,6 +1,8 @@
 package runpod
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
@@ -66,7 +68,7 @@ func applyRestricted(spec *corev1.PodSpec) {
 	}
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for i := range list {
-			list[i].SecurityContext = mergeSecurityContext(restrictedContainer(pod), list[i].SecurityContext)
+			list[i].SecurityContext = restrictedStep(restrictedContainer(pod), list[i].SecurityContext)
 		}
 	}
 }
@@ -82,4 +84,24 @@ func restrictedContainer(pod *corev1.PodSecurityContext) *corev1.SecurityContext
 		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 	}
 	return sc
+}
+
+// restrictedStep merges own, a step container's security context, over
+// restricted, the level's defaults. A step that asks to be privileged, or
+// to add CAP_SYS_ADMIN, without saying whether it may gain privileges is
+// not told it may not: the API server would refuse that pair as invalid,
+// hiding what the step asked for, where Pod Security's refusal names it.
+func restrictedStep(restricted, own *corev1.SecurityContext) *corev1.SecurityContext {
+	merged := mergeSecurityContext(restricted, own)
+	if own == nil || own.AllowPrivilegeEscalation != nil {
+		return merged
+	}
+	escalates := own.Privileged != nil && *own.Privileged
+	if own.Capabilities != nil && slices.Contains(own.Capabilities.Add, "CAP_SYS_ADMIN") {
+		escalates = true
+	}
+	if escalates {
+		merged.AllowPrivilegeEscalation = nil
+	}
+	return merged
 }

@@ -190,6 +190,20 @@ func TestRestrictedMerge(t *testing.T) {
 				sc.Capabilities = &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}
 			}),
 		},
+		"privileged, saying nothing of escalation: none set, which the API server would find invalid beside privileged": {
+			step: &corev1.SecurityContext{Privileged: ptr.To(true)},
+			want: restricted(func(sc *corev1.SecurityContext) { sc.Privileged, sc.AllowPrivilegeEscalation = ptr.To(true), nil }),
+		},
+		"CAP_SYS_ADMIN added, saying nothing of escalation: none set": {
+			step: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"CAP_SYS_ADMIN"}}},
+			want: restricted(func(sc *corev1.SecurityContext) {
+				sc.Capabilities, sc.AllowPrivilegeEscalation = &corev1.Capabilities{Add: []corev1.Capability{"CAP_SYS_ADMIN"}}, nil
+			}),
+		},
+		"privileged, escalation forbidden by the step itself: as it asks": {
+			step: &corev1.SecurityContext{Privileged: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false)},
+			want: restricted(func(sc *corev1.SecurityContext) { sc.Privileged = ptr.To(true) }),
+		},
 		"its own seccomp profile": {
 			step: &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}},
 			want: restricted(func(sc *corev1.SecurityContext) {
