@@ -361,8 +361,8 @@ func TestDefaultTimeout(t *testing.T) {
 // TestPodForbiddenByAdmission creates a run in a namespace whose Pod
 // Security level its Pod breaks (the controller fills in what the restricted
 // level requires, but the run's podTemplate asks to run as root, and what it
-// sets wins): admission forbids the Pod every time, so the run ends PodFailed
-// with the API's message, after at most 3 attempts.
+// sets wins): admission forbids the Pod every time, so the run ends
+// PodConfigFailed with Pod Security's message, after at most 3 attempts.
 func TestPodForbiddenByAdmission(t *testing.T) {
 	h := newHarness(t)
 	h.labelNamespace(t, "restricted")
@@ -375,9 +375,9 @@ func TestPodForbiddenByAdmission(t *testing.T) {
 		got = succeededCondition(h.TaskRun(t, "forbidden"))
 		return got.Status == metav1.ConditionFalse, fmt.Sprintf("%+v", got)
 	}, "TaskRun forbidden to fail")
-	wantPrefix := `the API server rejected the Pod: pods "forbidden-pod" is forbidden: violates PodSecurity "restricted:latest"`
-	if got.Reason != v1.ReasonPodFailed || !strings.HasPrefix(got.Message, wantPrefix) {
-		t.Errorf("condition %+v, want PodFailed with a message starting %q", got, wantPrefix)
+	wantPrefix := `Pod "forbidden-pod" asks for what its namespace's Pod Security level forbids: violates PodSecurity "restricted:latest"`
+	if got.Reason != v1.ReasonPodConfigFailed || !strings.HasPrefix(got.Message, wantPrefix) {
+		t.Errorf("condition %+v, want PodConfigFailed with a message starting %q", got, wantPrefix)
 	}
 	if n := len(h.writes.of("forbidden-pod")); n > 3 {
 		t.Errorf("the controller tried %d times to create a Pod that admission forbids, want at most 3", n)

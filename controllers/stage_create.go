@@ -83,7 +83,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		return r.trackExisting(ctx, s, pod, err)
 	}
 	var retry, rereadNamespace bool
-	s.Outcome, retry, rereadNamespace = s.Refused(err, level.remembered)
+	s.Outcome, retry, rereadNamespace = s.Refused(err, pod, level.remembered)
 	if rereadNamespace {
 		r.unrestricted.forget(s.Run.Namespace)
 		log.FromContext(ctx).Info("Pod Security refused a Pod built for a namespace remembered as not restricted; reading the namespace again",

@@ -77,7 +77,7 @@ func TestLifecycleTable(t *testing.T) {
 		},
 		"a Pod the API server refused for now": {
 			decide: func() *Outcome {
-				o, _, _ := attemptOf(run().Obj(), nil, testTime).Refused(forbidden("exceeded quota: compute"), false)
+				o, _, _ := attemptOf(run().Obj(), nil, testTime).Refused(forbidden("exceeded quota: compute"), nil, false)
 				return o
 			},
 			want: unknown(v1.ReasonPending),
@@ -147,7 +147,7 @@ func TestLifecycleTable(t *testing.T) {
 		},
 		"a Pod refused for good": {
 			decide: func() *Outcome {
-				o, _, _ := attemptOf(run().Obj(), nil, testTime).Refused(apierrors.NewBadRequest("the body could not be decoded"), false)
+				o, _, _ := attemptOf(run().Obj(), nil, testTime).Refused(apierrors.NewBadRequest("the body could not be decoded"), nil, false)
 				return o
 			},
 			want: failed(v1.ReasonPodFailed),
@@ -195,6 +195,14 @@ func TestLifecycleTable(t *testing.T) {
 		},
 		"a volume not mounted for longer than --pod-config-timeout": {
 			decide: held(mountHold(), 2*time.Minute), want: failed(v1.ReasonPodConfigFailed),
+		},
+		"a Pod whose steps ask for what the namespace's Pod Security level forbids": {
+			decide: func() *Outcome {
+				refusal := forbidden(`violates PodSecurity "baseline:latest": privileged (container "step-a" must not set securityContext.privileged=true)`)
+				o, _, _ := attemptOf(run().Obj(), nil, testTime).Refused(refusal, pod, false)
+				return o
+			},
+			want: failed(v1.ReasonPodConfigFailed),
 		},
 		"no step started within spec.timeouts.pending": {
 			decide: settle(pendingRun(), Unknown(v1.ReasonPending, `Pod "run-pod" is waiting to be scheduled`)),

@@ -71,6 +71,14 @@ func PodRejected(err error) *Outcome {
 	return Failed(v1.ReasonPodFailed, "the API server rejected the Pod: %v", err)
 }
 
+// PodForbiddenBySecurity is a run whose Pod its namespace's Pod Security
+// level refuses for what its steps ask (violation, PodSecurityViolation):
+// the same Pod would be refused every time, and only the Task, or the
+// namespace's level, can change that.
+func PodForbiddenBySecurity(podName, violation string) *Outcome {
+	return Failed(v1.ReasonPodConfigFailed, "Pod %q asks for what its namespace's Pod Security level forbids: %s", podName, violation)
+}
+
 // PodRefused is a run whose Pod the API server refused for a reason that
 // can pass (ClassifyRefusal): the run waits, saying why.
 func PodRefused(podName, cause string, err error) *Outcome {

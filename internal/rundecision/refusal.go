@@ -2,9 +2,13 @@ package rundecision
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // This file decides what a refusal to create a run's Pod means for the run:
@@ -93,23 +97,31 @@ func classifyForbidden(msg string) Refusal {
 	}
 }
 
-// Refused decides the outcome of a run whose Pod the API server refused with
-// err. A Pod built for a namespace remembered as not restricted
+// Refused decides the outcome of a run whose Pod, pod, the API server
+// refused with err. A Pod built for a namespace remembered as not restricted
 // (rememberedUnrestricted) that Pod Security refuses may have met a namespace
 // that enforces the level since: rereadNamespace says to forget that memory,
-// and the run waits for the namespace to be read again. A permanent refusal
-// ends the run: retrying would only storm the API server. Any other waits,
-// saying why, and retry says the reconcile is retried (with the work queue's
-// backoff, never later than the run's deadline).
-func (a *Attempt) Refused(err error, rememberedUnrestricted bool) (o *Outcome, retry, rereadNamespace bool) {
-	refused := ClassifyRefusal(err)
-	if rememberedUnrestricted && RefusedByPodSecurity(err) {
-		refused, rereadNamespace = Refusal{Cause: CauseNamespaceRelabelled}, true
+// and the run waits for the namespace to be read again. Pod Security's
+// refusal of a Pod built for what the namespace was just read to be is the
+// Task's asking for what the level forbids (a step's securityContext): the
+// run ends PodConfigFailed, naming the steps and the rule. Any other
+// permanent refusal ends the run PodFailed: retrying would only storm the
+// API server. Any other waits, saying why, and retry says the reconcile is
+// retried (with the work queue's backoff, never later than the run's
+// deadline).
+func (a *Attempt) Refused(err error, pod *corev1.Pod, rememberedUnrestricted bool) (o *Outcome, retry, rereadNamespace bool) {
+	forbiddenBySecurity := RefusedByPodSecurity(err)
+	if forbiddenBySecurity && rememberedUnrestricted {
+		return PodRefused(a.PodName, CauseNamespaceRelabelled, err), true, true
 	}
+	if forbiddenBySecurity {
+		return PodForbiddenBySecurity(a.PodName, PodSecurityViolation(err, pod)), false, false
+	}
+	refused := ClassifyRefusal(err)
 	if refused.Permanent {
 		return PodRejected(err), false, false
 	}
-	return PodRefused(a.PodName, refused.Cause, err), true, rereadNamespace
+	return PodRefused(a.PodName, refused.Cause, err), true, false
 }
 
 // RefusedByContainerLimitRange reports whether err is the LimitRange
@@ -127,4 +139,47 @@ func RefusedByContainerLimitRange(err error) bool {
 // refusal of a Pod: `pods "P" is forbidden: violates PodSecurity "L:V": ...`.
 func RefusedByPodSecurity(err error) bool {
 	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "violates PodSecurity")
+}
+
+// podSecurityViolation is where Pod Security's own words start in its
+// refusal, after the API server's `pods "P" is forbidden: `.
+const podSecurityViolation = "violates PodSecurity"
+
+// podSecurityContainers matches the containers Pod Security names in a
+// rule's detail: `container "C"` or `containers "C1", "C2"` (its policy
+// package's pluralize and joinQuote).
+var podSecurityContainers = regexp.MustCompile(`\bcontainers? ("[^"]*"(?:, "[^"]*")*)`)
+
+// PodSecurityViolation returns Pod Security's refusal err of pod from
+// "violates PodSecurity" on, each rule's containers named as the steps they
+// run: `unrestricted capabilities (step "build" must not include "SYS_ADMIN"
+// in securityContext.capabilities.add)`. A list that names a container that
+// runs no step is left as it is.
+func PodSecurityViolation(err error, pod *corev1.Pod) string {
+	msg := err.Error()
+	if i := strings.Index(msg, podSecurityViolation); i >= 0 {
+		msg = msg[i:]
+	}
+	steps := map[string]string{}
+	if pod != nil {
+		for _, s := range runstate.Steps(pod) {
+			steps[s.Container] = s.Name
+		}
+	}
+	return podSecurityContainers.ReplaceAllStringFunc(msg, func(match string) string {
+		list := podSecurityContainers.FindStringSubmatch(match)[1]
+		var names []string
+		for _, quoted := range strings.Split(list, ", ") {
+			container, err := strconv.Unquote(quoted)
+			step, ok := steps[container]
+			if err != nil || !ok {
+				return match
+			}
+			names = append(names, strconv.Quote(step))
+		}
+		if len(names) == 1 {
+			return "step " + names[0]
+		}
+		return "steps " + strings.Join(names, ", ")
+	})
 }

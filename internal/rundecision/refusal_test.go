@@ -3,15 +3,18 @@ package rundecision
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -97,7 +100,7 @@ func TestClassifyRefusal(t *testing.T) {
 // can; a Pod built for a namespace remembered as not restricted that Pod
 // Security refuses has the namespace read again.
 func TestRefused(t *testing.T) {
-	podSecurity := forbidden(`violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`)
+	podSecurity := forbidden(`violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (containers "step-a", "step-c" must set securityContext.allowPrivilegeEscalation=false)`)
 	quota := forbidden("exceeded quota: compute, requested: pods=1, used: pods=10, limited: pods=10")
 	invalid := apierrors.NewBadRequest("the body could not be decoded")
 	type want struct {
@@ -129,9 +132,10 @@ func TestRefused(t *testing.T) {
 			want: want{Outcome: Unknown(v1.ReasonPending, `Pod "run-pod" not created yet: %s; retrying: %v`, CauseNamespaceRelabelled, podSecurity),
 				Retry: true, RereadNamespace: true},
 		},
-		"by Pod Security, for a namespace known restricted: the run ends": {
-			err:  podSecurity,
-			want: want{Outcome: Failed(v1.ReasonPodFailed, "the API server rejected the Pod: %v", podSecurity)},
+		"by Pod Security, for a namespace just read: the run ends PodConfigFailed, naming the steps": {
+			err: podSecurity,
+			want: want{Outcome: Failed(v1.ReasonPodConfigFailed,
+				`Pod "run-pod" asks for what its namespace's Pod Security level forbids: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (steps "a", "c" must set securityContext.allowPrivilegeEscalation=false)`)},
 		},
 		"by a quota, for a namespace remembered as not restricted: the namespace stands": {
 			err: quota, rememberedUnrestricted: true,
@@ -146,9 +150,60 @@ func TestRefused(t *testing.T) {
 			}
 			a := attemptOf(run, nil, testTime)
 			var got want
-			got.Outcome, got.Retry, got.RereadNamespace = a.Refused(tc.err, tc.rememberedUnrestricted)
+			got.Outcome, got.Retry, got.RereadNamespace = a.Refused(tc.err, threeStepPod(), tc.rememberedUnrestricted)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Refused() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPodSecurityViolation feeds PodSecurityViolation Pod Security's
+// refusals as its policy package words them, of Pods whose containers' names
+// hold their steps' whole, or shortened with a hash.
+func TestPodSecurityViolation(t *testing.T) {
+	long := strings.Repeat("s", 63)
+	pod := podOf(wrappers.Task("ns", "t").Step("build", "alpine", "true").Step(long, "alpine", "true").Step("test", "alpine", "true"))
+	longContainer := runstate.StepContainer(long)
+	refusal := func(detail string) error {
+		return apierrors.NewForbidden(podsResource, "run-pod", errors.New(`violates PodSecurity "baseline:latest": `+detail))
+	}
+	tests := map[string]struct {
+		err  error
+		pod  *corev1.Pod
+		want string
+	}{
+		"one step": {
+			err:  refusal(`unrestricted capabilities (container "step-build" must not include "SYS_ADMIN" in securityContext.capabilities.add)`),
+			pod:  pod,
+			want: `violates PodSecurity "baseline:latest": unrestricted capabilities (step "build" must not include "SYS_ADMIN" in securityContext.capabilities.add)`,
+		},
+		"several rules, several steps, one named by its annotation": {
+			err: refusal(`privileged (containers "step-build", "` + longContainer + `" must not set securityContext.privileged=true), ` +
+				`runAsNonRoot != true (pod or container "step-test" must set securityContext.runAsNonRoot=true)`),
+			pod: pod,
+			want: `violates PodSecurity "baseline:latest": privileged (steps "build", "` + long + `" must not set securityContext.privileged=true), ` +
+				`runAsNonRoot != true (pod or step "test" must set securityContext.runAsNonRoot=true)`,
+		},
+		"a container that runs no step keeps its name": {
+			err:  refusal(`privileged (containers "step-build", "db" must not set securityContext.privileged=true)`),
+			pod:  pod,
+			want: `violates PodSecurity "baseline:latest": privileged (containers "step-build", "db" must not set securityContext.privileged=true)`,
+		},
+		"no Pod": {
+			err:  refusal(`privileged (container "step-build" must not set securityContext.privileged=true)`),
+			want: `violates PodSecurity "baseline:latest": privileged (container "step-build" must not set securityContext.privileged=true)`,
+		},
+		"a Pod-level rule names no container": {
+			err:  refusal(`host namespaces (hostNetwork=true)`),
+			pod:  pod,
+			want: `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, PodSecurityViolation(tc.err, tc.pod)); diff != "" {
+				t.Errorf("PodSecurityViolation() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -17,8 +17,8 @@ import (
 
 // This file builds the one Pod that runs a TaskRun: its steps' containers,
 // labels and annotations, ServiceAccount and Pod template. volumes.go adds the
-// workspaces' and the results' volumes, security.go the settings of
-// restricted namespaces.
+// workspaces' and the results' volumes, steptemplate.go the stepTemplate's
+// defaults, security.go the settings of restricted namespaces.
 
 // maxPodText is the most bytes that the texts of a run's Pod in which
 // references are replaced (images, scripts, commands, args, working
@@ -109,7 +109,7 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 				return stepscript.ChainedCommand(script, step.OnError, protocol, i+1, len(task.Spec.Steps))
 			}
 		}
-		containers[i] = containerForStep(step, values, wrap, budget)
+		containers[i] = containerForStep(withTemplate(step, task.Spec.StepTemplate), values, wrap, budget)
 		containers[i].VolumeMounts = slices.Clone(mounts)
 		stepNames[i] = step.Name
 	}
@@ -199,12 +199,14 @@ func podLabels(run *v1.TaskRun) map[string]string {
 	return labels
 }
 
-// containerForStep returns step's container with references replaced in
-// every text that may hold them, each charged to budget. A script runs as
-// /bin/sh -c SCRIPT inside the wrapper that wrap gives it, which writes its
-// termination message with the Task's results (internal/stepscript); a step
-// without one runs its command and args, or the image's entrypoint,
-// untouched.
+// containerForStep returns step's container (its stepTemplate's defaults
+// filled in) with references replaced in every text that may hold them,
+// each charged to budget. A script runs as /bin/sh -c SCRIPT inside the
+// wrapper that wrap gives it, which writes its termination message with the
+// Task's results (internal/stepscript); a step without one runs its command
+// and args, or the image's entrypoint, untouched. Its security context and
+// pull policy are the step's, as they are: a restricted namespace's
+// settings are merged under them later (applyRestricted).
 func containerForStep(step v1.Step, values params.Values, wrap func(script string) []string, budget *params.Budget) corev1.Container {
 	c := corev1.Container{
 		Name:       runstate.StepContainer(step.Name),
@@ -223,6 +225,8 @@ func containerForStep(step v1.Step, values params.Values, wrap func(script strin
 	if step.ComputeResources != nil {
 		c.Resources = *step.ComputeResources.DeepCopy()
 	}
+	c.SecurityContext = step.SecurityContext.DeepCopy()
+	c.ImagePullPolicy = corev1.PullPolicy(step.ImagePullPolicy)
 	return c
 }
 

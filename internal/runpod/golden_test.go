@@ -2,6 +2,7 @@ package runpod
 
 import (
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +119,7 @@ func goldenCases() map[string]goldenCase {
 	oneStep := wrappers.Task("ns", "t").Steps(v1.Step{Name: "only", Image: "alpine:3", Command: []string{"echo", "hello"}}).Obj()
 	run := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t") }
 	fetch := v1.Step{Name: "fetch", Image: "alpine:3", Script: "true"}
-	return map[string]goldenCase{
+	cases := map[string]goldenCase{
 		"script-steps": {
 			task: wrappers.Task("ns", "t").ParamDefault("greeting", "hello").Param("tag").
 				Step("fetch", "alpine:$(params.tag)", "echo \"$(params.greeting)\" $(params.unknown) $HOME").
@@ -331,4 +332,6 @@ func goldenCases() map[string]goldenCase {
 			run: wrappers.TaskRun("ns", strings.Repeat("r", 70), "t").Obj(),
 		},
 	}
+	maps.Copy(cases, stepSettingsGoldenCases())
+	return cases
 }

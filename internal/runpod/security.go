@@ -1,13 +1,19 @@
 package runpod
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
 
 // This file fills in the security settings that a namespace enforcing the
 // restricted Pod Security level requires, so that a run's Pod is admitted
-// there. Elsewhere the Pod gets no security setting the run did not ask for.
+// there, under what the Task and the run ask for: a step's own settings win,
+// field by field. Elsewhere the Pod gets no security setting the Task or the
+// run did not ask for. A setting the level forbids (a capability it does not
+// allow, say) is the Task's choice: Pod Security refuses the Pod, and the run
+// fails saying so (rundecision's Refused).
 
 const (
 	// labelPodSecurityEnforce is the namespace label that sets the Pod
@@ -39,8 +45,10 @@ func EnforcesRestricted(labels map[string]string) bool {
 // field the run's podTemplate.securityContext sets wins: a Pod-level
 // seccompProfile, say, is not overridden in each container, and runAsNonRoot
 // is not changed. A run that names its user (runAsUser) chose its group and
-// fsGroup too, set or not. Steps have no security context of their own, so
-// the containers' settings come from here alone.
+// fsGroup too, set or not. A field a step's securityContext sets (its own,
+// or its stepTemplate's) wins over the container's defaults here, field by
+// field: a step that sets capabilities has its own add and drop, not ALL
+// dropped as well.
 func applyRestricted(spec *corev1.PodSpec) {
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}
@@ -60,7 +68,7 @@ func applyRestricted(spec *corev1.PodSpec) {
 	}
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for i := range list {
-			list[i].SecurityContext = restrictedContainer(pod)
+			list[i].SecurityContext = restrictedStep(restrictedContainer(pod), list[i].SecurityContext)
 		}
 	}
 }
@@ -76,4 +84,24 @@ func restrictedContainer(pod *corev1.PodSecurityContext) *corev1.SecurityContext
 		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 	}
 	return sc
+}
+
+// restrictedStep merges own, a step container's security context, over
+// restricted, the level's defaults. A step that asks to be privileged, or
+// to add CAP_SYS_ADMIN, without saying whether it may gain privileges is
+// not told it may not: the API server would refuse that pair as invalid,
+// hiding what the step asked for, where Pod Security's refusal names it.
+func restrictedStep(restricted, own *corev1.SecurityContext) *corev1.SecurityContext {
+	merged := mergeSecurityContext(restricted, own)
+	if own == nil || own.AllowPrivilegeEscalation != nil {
+		return merged
+	}
+	escalates := own.Privileged != nil && *own.Privileged
+	if own.Capabilities != nil && slices.Contains(own.Capabilities.Add, "CAP_SYS_ADMIN") {
+		escalates = true
+	}
+	if escalates {
+		merged.AllowPrivilegeEscalation = nil
+	}
+	return merged
 }

@@ -11,16 +11,19 @@ import (
 // Release 6 keeps release 7's fields (its v1 types, CRD schema, conversion
 // and stash carry them) but cannot run them: it refuses them at admission,
 // in every version, and its controller holds Pending a run that needs them
-// (one stored by release 7 before a rollback) until a roll forward. What
+// (one stored by release 7 before a rollback) until a roll forward. Release
+// 7 is built a part at a time: this release accepts and runs a Task's
+// stepTemplate and a step's securityContext and imagePullPolicy, and still
+// refuses, and holds, the fields whose part of release 7 is to come. What
 // those fields are is said once, here, for both (API.md, "Release 7").
 
 // Release7Needed is what every message about such a field says.
 const Release7Needed = "needs minitask release 7; this release keeps it but cannot run it"
 
 // TaskSpecRelease7Fields returns the path, under path (a Task's spec, or a
-// run's taskSpec), of each field of spec that only release 7 runs, in the
-// order the API lists them: a step's securityContext, imagePullPolicy and
-// timeout, the stepTemplate and the sidecars.
+// run's taskSpec), of each field of spec that this release keeps but does
+// not run yet, in the order the API lists them: a step's timeout and the
+// sidecars.
 func TaskSpecRelease7Fields(spec *v1.TaskSpec, path *field.Path) []*field.Path {
 	if spec == nil {
 		return nil
@@ -29,18 +32,9 @@ func TaskSpecRelease7Fields(spec *v1.TaskSpec, path *field.Path) []*field.Path {
 	for i := range spec.Steps {
 		step := &spec.Steps[i]
 		at := path.Child("steps").Index(i)
-		if step.SecurityContext != nil {
-			paths = append(paths, at.Child("securityContext"))
-		}
-		if step.ImagePullPolicy != "" {
-			paths = append(paths, at.Child("imagePullPolicy"))
-		}
 		if step.Timeout != nil {
 			paths = append(paths, at.Child("timeout"))
 		}
-	}
-	if spec.StepTemplate != nil {
-		paths = append(paths, path.Child("stepTemplate"))
 	}
 	if len(spec.Sidecars) > 0 {
 		paths = append(paths, path.Child("sidecars"))
@@ -71,7 +65,7 @@ func TaskRunRelease7Fields(run *v1.TaskRun) []*field.Path {
 // "spec.taskSpec", or else one of the Task it runs, as
 // `Task "build" spec.sidecars`.
 // task is the Task the run refers to, nil when it gives a taskSpec or its
-// Task is not there. Release 6's controller leaves such a run Pending
+// Task is not there. The controller leaves such a run Pending
 // (Release7Message) rather than run it without what it asks for; one that
 // already has its Pod (started by release 7 before a rollback) goes on
 // through it, as every run in flight does.

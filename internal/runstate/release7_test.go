@@ -33,12 +33,15 @@ func TestNeedsRelease7(t *testing.T) {
 		"its Task not there":             {spec: byRef},
 		"an empty sidecar list":          {spec: byRef, task: task(v1.TaskSpec{Steps: steps(), Sidecars: []v1.Sidecar{}})},
 		"an empty sidecar status list":   {spec: byRef, status: v1.TaskRunStatus{Sidecars: []v1.SidecarState{}}},
-		"a step's securityContext":       {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) { s.SecurityContext = &corev1.SecurityContext{} })}), want: `Task "build" spec.steps[1].securityContext`},
-		"a step's imagePullPolicy":       {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) { s.ImagePullPolicy = v1.PullNever })}), want: `Task "build" spec.steps[1].imagePullPolicy`},
+		"a step's securityContext, run":  {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) { s.SecurityContext = &corev1.SecurityContext{} })})},
+		"a step's imagePullPolicy, run":  {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) { s.ImagePullPolicy = v1.PullNever })})},
 		"a step's timeout, 0s too":       {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) { s.Timeout = v1.NewDuration(0) })}), want: `Task "build" spec.steps[1].timeout`},
-		"a stepTemplate":                 {spec: byRef, task: task(v1.TaskSpec{Steps: steps(), StepTemplate: &v1.StepTemplate{}}), want: `Task "build" spec.stepTemplate`},
+		"a stepTemplate, run":            {spec: byRef, task: task(v1.TaskSpec{Steps: steps(), StepTemplate: &v1.StepTemplate{}})},
 		"sidecars":                       {spec: byRef, task: task(v1.TaskSpec{Steps: steps(), Sidecars: []v1.Sidecar{{Name: "db", Image: "postgres"}}}), want: `Task "build" spec.sidecars`},
-		"the first of several, in order": {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) { s.Timeout = v1.NewDuration(time.Minute) }), StepTemplate: &v1.StepTemplate{}}), want: `Task "build" spec.steps[1].timeout`},
+		"the first of several, in order": {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) { s.Timeout = v1.NewDuration(time.Minute) }), Sidecars: []v1.Sidecar{{Name: "db", Image: "postgres"}}}), want: `Task "build" spec.steps[1].timeout`},
+		"a step's timeout beside fields this release runs": {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) {
+			s.SecurityContext, s.ImagePullPolicy, s.Timeout = &corev1.SecurityContext{}, v1.PullAlways, v1.NewDuration(time.Minute)
+		}), StepTemplate: &v1.StepTemplate{}}), want: `Task "build" spec.steps[1].timeout`},
 		"an inline taskSpec": {
 			spec: v1.TaskRunSpec{TaskSpec: &v1.TaskSpec{Steps: steps()}}, want: "spec.taskSpec"},
 		"a pinned taskSpec, before its Task's fields": {
@@ -58,6 +61,10 @@ func TestNeedsRelease7(t *testing.T) {
 	}
 }
 
+// TestTaskSpecRelease7FieldsListsEveryOne: of a spec that uses every
+// release 7 field, the list names those this release keeps but does not run
+// yet, and not those it runs (the stepTemplate, a step's securityContext
+// and imagePullPolicy).
 func TestTaskSpecRelease7FieldsListsEveryOne(t *testing.T) {
 	spec := &v1.TaskSpec{
 		Steps:        []v1.Step{{Name: "a", Image: "i", SecurityContext: &corev1.SecurityContext{}, ImagePullPolicy: v1.PullAlways, Timeout: v1.NewDuration(time.Second)}},
@@ -69,8 +76,7 @@ func TestTaskSpecRelease7FieldsListsEveryOne(t *testing.T) {
 		got = append(got, p.String())
 	}
 	want := []string{
-		"spec.taskSpec.steps[0].securityContext", "spec.taskSpec.steps[0].imagePullPolicy", "spec.taskSpec.steps[0].timeout",
-		"spec.taskSpec.stepTemplate", "spec.taskSpec.sidecars",
+		"spec.taskSpec.steps[0].timeout", "spec.taskSpec.sidecars",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("TaskSpecRelease7Fields() mismatch (-want +got):\n%s", diff)

@@ -13,9 +13,12 @@ import (
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
-// Release 6 keeps what only release 7 runs (runstate.TaskSpecRelease7Fields
-// and TaskRunRelease7Fields) but refuses it at admission, in every version:
-// a write may not add such a field, nor change one. An object that holds
+// This release keeps what it does not run yet of release 7
+// (runstate.TaskSpecRelease7Fields and TaskRunRelease7Fields: a step's
+// timeout, sidecars and a run's taskSpec) but refuses it at admission, in
+// every version: a write may not add such a field, nor change one. What it
+// runs already (a stepTemplate, a step's securityContext and
+// imagePullPolicy) passes. An object that holds
 // them already (stored by release 7, before a rollback) can still be
 // written, labelled, cancelled and deleted, keeping or dropping them, and
 // its run's status written by this release's controller.
@@ -61,7 +64,7 @@ func taskRelease7(ctx context.Context, task, old *v1beta1.Task) field.ErrorList 
 	return refuseRelease7(fields, held)
 }
 
-// taskRelease7Fields lists what of spec only release 7 runs, at the paths
+// taskRelease7Fields lists what of spec this release does not run yet, at the paths
 // runstate.TaskSpecRelease7Fields gives (TestRelease7FieldsAreRunstates).
 func taskRelease7Fields(spec *v1.TaskSpec) []release7Field {
 	var fields []release7Field
@@ -72,19 +75,10 @@ func taskRelease7Fields(spec *v1.TaskSpec) []release7Field {
 				path: field.NewPath("spec", "steps").Index(i).Child(name), key: "steps[" + s.Name + "]." + name, value: value,
 			})
 		}
-		if s.SecurityContext != nil {
-			add("securityContext", s.SecurityContext)
-		}
-		if s.ImagePullPolicy != "" {
-			add("imagePullPolicy", s.ImagePullPolicy)
-		}
 		if s.Timeout != nil {
 			// As written: a write that changes the text changes the field.
 			add("timeout", s.Timeout.String())
 		}
-	}
-	if spec.StepTemplate != nil {
-		fields = append(fields, release7Field{path: field.NewPath("spec", "stepTemplate"), key: "stepTemplate", value: spec.StepTemplate})
 	}
 	if len(spec.Sidecars) > 0 {
 		fields = append(fields, release7Field{path: field.NewPath("spec", "sidecars"), key: "sidecars", value: spec.Sidecars})

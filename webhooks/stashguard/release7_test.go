@@ -63,6 +63,12 @@ func TestRelease7FieldsAreRefusedInEveryVersion(t *testing.T) {
 	inlineTimeoutRun.Spec.TaskSpec.Steps[0].Timeout = v1.NewDuration(time.Minute)
 	editedSidecarTask := sidecarTask.DeepCopy()
 	editedSidecarTask.Spec.Steps[0].Script = "echo edited"
+	runsTask := plainTask.DeepCopy()
+	runsTask.Spec.StepTemplate = &v1.StepTemplate{Env: []corev1.EnvVar{{Name: "GOFLAGS", Value: "-mod=mod"}}, ImagePullPolicy: v1.PullIfNotPresent}
+	runsTask.Spec.Steps[0].SecurityContext = &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)}
+	runsTask.Spec.Steps[0].ImagePullPolicy = v1.PullAlways
+	inlineRunsRun := inlineRun.DeepCopy()
+	inlineRunsRun.Spec.TaskSpec = &runsTask.Spec
 
 	tests := map[string]struct {
 		guard       admission.Handler
@@ -85,10 +91,16 @@ func TestRelease7FieldsAreRefusedInEveryVersion(t *testing.T) {
 		"a v1 Task keeping a step timeout":                       {guard: tasks, kind: "Task", version: "v1", obj: timeoutTask, old: timeoutTask},
 		"a v1alpha1 Task keeping a step timeout":                 {guard: tasks, kind: "Task", version: "v1alpha1", obj: timeoutTask, old: timeoutTask},
 		"a v1 Task dropping its sidecars":                        {guard: tasks, kind: "Task", version: "v1", obj: plainTask, old: sidecarTask},
-		"a v1 run":                                               {guard: runs, kind: "TaskRun", version: "v1", obj: plainRun},
-		"a v1 run with a taskSpec":                               {guard: runs, kind: "TaskRun", version: "v1", obj: inlineRun, want: "spec.taskSpec"},
-		"a v1beta1 run with a taskSpec":                          {guard: runs, kind: "TaskRun", version: "v1beta1", obj: inlineRun, want: "spec.taskSpec"},
-		"a v1alpha1 run with a taskSpec":                         {guard: runs, kind: "TaskRun", version: "v1alpha1", obj: inlineRun, want: "spec.taskSpec"},
+		"a v1 Task with a stepTemplate, a step's securityContext and pull policy, which this release runs": {
+			guard: tasks, kind: "Task", version: "v1", obj: runsTask},
+		"a v1alpha1 Task gaining what this release runs": {guard: tasks, kind: "Task", version: "v1alpha1", obj: runsTask, old: plainTask},
+		"a v1beta1 Task gaining what this release runs":  {guard: tasks, kind: "Task", version: "v1beta1", obj: runsTask, old: plainTask},
+		"a v1 run whose taskSpec has only what this release runs, still refused for its taskSpec": {
+			guard: runs, kind: "TaskRun", version: "v1", obj: inlineRunsRun, want: "spec.taskSpec"},
+		"a v1 run":                       {guard: runs, kind: "TaskRun", version: "v1", obj: plainRun},
+		"a v1 run with a taskSpec":       {guard: runs, kind: "TaskRun", version: "v1", obj: inlineRun, want: "spec.taskSpec"},
+		"a v1beta1 run with a taskSpec":  {guard: runs, kind: "TaskRun", version: "v1beta1", obj: inlineRun, want: "spec.taskSpec"},
+		"a v1alpha1 run with a taskSpec": {guard: runs, kind: "TaskRun", version: "v1alpha1", obj: inlineRun, want: "spec.taskSpec"},
 		"a v1 status write pinning a spec": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",
 			obj: pinnedRun, old: plainRun, want: "status.taskSpec"},
 		"a v1 status write of sidecars": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",

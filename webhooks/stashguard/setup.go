@@ -12,12 +12,12 @@
 //   - A v1alpha1 write to an object whose stash conversion had to omit
 //     (minitask.dev/conversion-data-omitted) is refused: it would lose
 //     what the stash would have held.
-//   - What only release 7 runs (runstate.TaskSpecRelease7Fields and
-//     TaskRunRelease7Fields: sidecars, a step template, a step's security
-//     context, pull policy and timeout, a run's taskSpec, status.taskSpec
-//     and status.sidecars) is refused in every version, naming the field
-//     and release 7, unless the object held it already, as it is (a
-//     rollback from release 7; release7.go): v1 writes, status writes
+//   - What of release 7 this release keeps but does not run yet
+//     (runstate.TaskSpecRelease7Fields and TaskRunRelease7Fields: sidecars,
+//     a step's timeout, a run's taskSpec, status.taskSpec and
+//     status.sidecars) is refused in every version, naming the field and
+//     release 7, unless the object held it already, as it is (a rollback
+//     from a later build of release 7; release7.go): v1 writes, status writes
 //     included, and spoke writes, which carry it in the annotation's v1
 //     member.
 //   - A v1alpha1 write to a TaskRun's main resource whose stash would change

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -86,7 +87,16 @@ func validateTask(task *v1.Task) field.ErrorList {
 	steps := field.NewPath("spec", "steps")
 	for i, step := range task.Spec.Steps {
 		for _, f := range referringFields(steps.Index(i), step) {
-			errs = append(errs, validateRefs(f, step.Name, declared, specs)...)
+			errs = append(errs, validateRefs(f, strconv.Quote(step.Name), declared, specs)...)
+		}
+	}
+	if template := task.Spec.StepTemplate; template != nil {
+		// Every step gets the template's env, references replaced as in
+		// its own.
+		at := field.NewPath("spec", "stepTemplate", "env")
+		for j, e := range template.Env {
+			f := textField{path: at.Index(j).Child("value"), value: e.Value}
+			errs = append(errs, validateRefs(f, "", declared, specs)...)
 		}
 	}
 	return append(errs, validateResults(task)...)
@@ -125,17 +135,22 @@ func referringFields(path *field.Path, step v1.Step) []textField {
 	return fields
 }
 
-// validateRefs checks the references in f, a field of the named step:
+// validateRefs checks the references in f, a field of the step named step
+// (quoted), or of the stepTemplate when step is "":
 // each must be declared, and each param reference must fit its param's
 // type (typedRefProblem). An undeclared name, and a reference used
 // against its type, is reported once per field, with the reference as
 // the bad value rather than the whole field, which may be a long script.
 func validateRefs(f textField, step string, declared declaredNames, specs map[string]*v1.ParamSpec) field.ErrorList {
+	owner := "the stepTemplate"
+	if step != "" {
+		owner = "step " + step
+	}
 	refs, err := params.Find(f.value)
 	if err != nil {
 		// The detail quotes the malformed text; repeating a whole script as
 		// the value would bury it.
-		return field.ErrorList{field.Invalid(f.path, field.OmitValueType{}, fmt.Sprintf("step %q: %v", step, err))}
+		return field.ErrorList{field.Invalid(f.path, field.OmitValueType{}, fmt.Sprintf("%s: %v", owner, err))}
 	}
 	var errs field.ErrorList
 	reported := declaredNames{}
@@ -151,7 +166,7 @@ func validateRefs(f textField, step string, declared declaredNames, specs map[st
 			}
 			reported[ref.Kind][ref.Name] = true
 			errs = append(errs, field.Invalid(f.path, text,
-				fmt.Sprintf("step %q uses undeclared %s %q", step, ref.Kind.Noun(), ref.Name)))
+				fmt.Sprintf("%s uses undeclared %s %q", owner, ref.Kind.Noun(), ref.Name)))
 			continue
 		}
 		if ref.Kind != params.KindParam || mistyped[text] {
@@ -159,7 +174,7 @@ func validateRefs(f textField, step string, declared declaredNames, specs map[st
 		}
 		if problem := typedRefProblem(ref, specs[ref.Name], f); problem != "" {
 			mistyped[text] = true
-			errs = append(errs, field.Invalid(f.path, text, fmt.Sprintf("step %q: %s", step, problem)))
+			errs = append(errs, field.Invalid(f.path, text, fmt.Sprintf("%s: %s", owner, problem)))
 		}
 	}
 	return errs
