@@ -1,8 +1,8 @@
 package stashguard
 
 import (
+	"bytes"
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
@@ -103,17 +103,25 @@ func taskRunPin(ctx context.Context, run, old *v1beta1.TaskRun, status bool) fie
 
 // judgeV1Pin judges a v1 status write of a TaskRun, object and oldObject
 // as raw JSON. A v1 write to the main resource cannot change status, and
-// a create's status is dropped, so only status writes are judged.
+// a create's status is dropped, so only status writes are judged. One
+// that names no taskSpec at all, a Task's run not pinned yet, is not
+// decoded; nor is one refused for bytes that do not decode (the status
+// writes of a run stored by release 2 pass as they did: judgeV1Write), as
+// the controller, which reads only what decodes, never runs such a spec.
 func judgeV1Pin(raw, oldRaw []byte) field.ErrorList {
+	if !bytes.Contains(raw, taskSpecKey) && !bytes.Contains(oldRaw, taskSpecKey) {
+		return nil
+	}
 	run, err := decodePinned(raw)
 	if err != nil {
-		return field.ErrorList{field.Invalid(nil, field.OmitValueType{}, fmt.Sprintf("this TaskRun does not decode as minitask.dev/v1: %v", err))}
+		return nil
 	}
 	old, err := decodePinned(oldRaw)
 	if err != nil {
-		// The stored object's own problem: the write is judged as if it
-		// pinned nothing yet, as the rest of the guard judges it.
 		old = &pinnedSpecs{}
 	}
 	return judgePin(run, old, true)
 }
+
+// taskSpecKey is how a TaskRun's JSON names either spec.
+var taskSpecKey = []byte(`"taskSpec"`)
