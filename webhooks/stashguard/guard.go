@@ -210,7 +210,8 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 			old = nil
 		}
 	}
-	errs := append(pinErrs, g.checkRelease7(ctx, stored, old)...)
+	errs := pinErrs
+	errs = append(errs, g.checkRelease7(ctx, stored, old)...)
 	if req.SubResource == "status" {
 		return errs
 	}
