@@ -23,7 +23,12 @@ const taskRefIndex = "spec.taskRef.name"
 // indexTaskRef registers taskRefIndex with indexer.
 func indexTaskRef(ctx context.Context, indexer client.FieldIndexer) error {
 	err := indexer.IndexField(ctx, &v1.TaskRun{}, taskRefIndex, func(obj client.Object) []string {
-		return []string{obj.(*v1.TaskRun).Spec.TaskRef.Name}
+		// A run with an inline spec waits for no Task.
+		name := obj.(*v1.TaskRun).Spec.TaskRef.Name
+		if name == "" {
+			return nil
+		}
+		return []string{name}
 	})
 	if err != nil {
 		return fmt.Errorf("indexing TaskRuns by %s: %w", taskRefIndex, err)

@@ -129,7 +129,10 @@ func TestHappyPathCost(t *testing.T) {
 // controller looks at the run again, as in a burst, when the work queue is
 // long: the reconcile that created the Pod wrote no status, so one status
 // patch records the start and the end, with an Event for each, and the start
-// is the Pod's creation.
+// is the Pod's creation. The run gives its spec inline: a run of a Task
+// pins the Task's spec in the write that records its first Pod, as soon as
+// the Pod exists (docs/lifecycle.md, "Which spec a run runs"), and so
+// writes its status twice.
 func TestStartRecordedWithTheEnd(t *testing.T) {
 	h := newHarness(t)
 	h.startController(t, time.Hour)
@@ -140,7 +143,7 @@ func TestStartRecordedWithTheEnd(t *testing.T) {
 		}
 	})
 
-	h.Create(t, twoSteps("t"), wrappers.TaskRun("", "quick", "t").Obj())
+	h.Create(t, wrappers.TaskRun("", "quick", "").Inline(twoSteps("t").Spec).Obj())
 	if err := <-kubeletErrs; err != nil {
 		t.Fatalf("ending the Pod as it was created: %v", err)
 	}

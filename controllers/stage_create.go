@@ -21,7 +21,9 @@ import (
 // This file is the stage that creates a run's Pod: the one write that cannot
 // be taken back, and the one the API server's admission may refuse.
 
-// createPod creates the run's Pod from its Task, unless the run has one.
+// createPod creates the run's Pod, unless the run has one, from the spec
+// it runs: its pinned one, else its inline one, else its Task's, read now
+// (runstate.TaskToRun).
 func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 	if s.Pod != nil {
 		return nil
@@ -30,15 +32,19 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 		s.Outcome = s.PodInTheWay()
 		return nil
 	}
-	task, err := r.getTask(ctx, s.Run)
-	if err != nil {
-		return err
+	var task *v1.Task
+	if runstate.NeedsTask(s.Run) {
+		var err error
+		if task, err = r.getTask(ctx, s.Run); err != nil {
+			return err
+		}
 	}
 	values, o := s.TaskFound(task)
 	if o != nil {
 		s.Outcome = o
 		return nil
 	}
+	task = s.Task
 	level, err := r.unrestricted.read(ctx, r.APIReader, s.Run.Namespace)
 	if err != nil {
 		// Building the Pod without knowing would make one that a restricted
@@ -76,7 +82,7 @@ func (r *TaskRunReconciler) createPod(ctx context.Context, s *runScope) error {
 	}
 	switch {
 	case err == nil:
-		log.FromContext(ctx).Info("created Pod", "pod", pod.Name, "task", task.Name, "steps", len(task.Spec.Steps))
+		log.FromContext(ctx).Info("created Pod", "pod", pod.Name, "task", task.Name, "taskSpec", runstate.SpecSource(s.Run), "steps", len(task.Spec.Steps))
 		s.Pod, s.CreatedPod = pod, true
 		return nil
 	case apierrors.IsAlreadyExists(err):
@@ -113,7 +119,7 @@ func (r *TaskRunReconciler) buildPod(ctx context.Context, run *v1.TaskRun, task 
 }
 
 // getTask reads the run's Task from the cache; nil if it does not exist, or
-// the run names none (it gives its Task inline, which needs release 7).
+// the run names none (it gives its Task inline).
 func (r *TaskRunReconciler) getTask(ctx context.Context, run *v1.TaskRun) (*v1.Task, error) {
 	if run.Spec.TaskRef.Name == "" {
 		return nil, nil

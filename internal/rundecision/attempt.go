@@ -38,6 +38,10 @@ type Attempt struct {
 	Node *nodefault.Verdict
 	// CreatedPod says that this reconcile created Pod.
 	CreatedPod bool
+	// Task is the Task whose spec the attempt's Pod is built from
+	// (runstate.TaskToRun: pinned, inline, or the one read), once
+	// TaskFound found it.
+	Task *v1.Task
 
 	// Outcome is the Succeeded condition, once a decision has made it.
 	Outcome *Outcome
@@ -163,8 +167,11 @@ func (a *Attempt) Steps() []v1.StepState {
 // run whose start original (the run as read) does not record yet: a start
 // that nothing else in the reconcile changed, which the next reconcile can
 // record as well. (A Pod is created only when status.podName names none: a
-// named Pod that is missing ends the run instead.)
+// named Pod that is missing ends the run instead.) A run that runs its
+// Task's spec as read is not one: its status pins that spec now, for the
+// next reconcile finds the Pod but not the spec it was built from.
 func (a *Attempt) StartedFirstPod(original *v1.TaskRun) bool {
 	st := original.Status
-	return a.CreatedPod && st.StartTime == nil && len(st.Attempts) == 0 && !a.Outcome.Finished()
+	return a.CreatedPod && st.StartTime == nil && len(st.Attempts) == 0 && !a.Outcome.Finished() &&
+		!runstate.NeedsTask(original)
 }

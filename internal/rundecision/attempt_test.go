@@ -161,14 +161,19 @@ func TestRecheckWithin(t *testing.T) {
 // changed nothing else, may leave the start to the Pod's own reconcile.
 func TestStartedFirstPod(t *testing.T) {
 	run := func() *v1.TaskRun { return wrappers.TaskRun("ns", "run", "t").Obj() }
+	spec := wrappers.Task("ns", "t").Step("a", "alpine", "true").Obj().Spec
+	inline := func() *v1.TaskRun { return wrappers.TaskRun("ns", "run", "").Inline(spec).Obj() }
+	pinned := func() *v1.TaskRun { return wrappers.TaskRun("ns", "run", "t").Pinned(spec).Obj() }
 	tests := map[string]struct {
 		original *v1.TaskRun
 		created  bool
 		outcome  *Outcome
 		want     bool
 	}{
-		"first Pod created":                  {original: run(), created: true, outcome: Unknown(v1.ReasonPending, "p"), want: true},
-		"first Pod created, nothing decided": {original: run(), created: true, want: true},
+		"first Pod created":                  {original: inline(), created: true, outcome: Unknown(v1.ReasonPending, "p"), want: true},
+		"first Pod created, nothing decided": {original: inline(), created: true, want: true},
+		"first Pod of a pinned run":          {original: pinned(), created: true, outcome: Unknown(v1.ReasonPending, "p"), want: true},
+		"first Pod of its Task, pinned now":  {original: run(), created: true, outcome: Unknown(v1.ReasonPending, "p")},
 		"no Pod created":                     {original: run(), outcome: Unknown(v1.ReasonPending, "p")},
 		"start already recorded":             {original: withStart(run(), testTime), created: true, outcome: Unknown(v1.ReasonPending, "p")},
 		"a retry's Pod":                      {original: withAttempts(run(), "run-pod"), created: true, outcome: Unknown(v1.ReasonPending, "p")},

@@ -40,22 +40,30 @@ func ofEarlierRun(run *v1.TaskRun, pod *corev1.Pod) bool {
 		strings.HasPrefix(owner.APIVersion, v1.GroupVersion.Group+"/")
 }
 
-// TaskFound decides whether the run's Pod can be built from task, nil for
-// a Task that does not exist (or none named: a run that gives its Task
-// inline): the run waits for it, or ends for params that do not fit it.
-// Otherwise it returns the params' values. A run that uses what only release
-// 7 runs (its own fields, or its Task's) waits, Pending, saying so: this
-// release keeps such fields but cannot run them, and a roll forward does.
+// TaskFound decides whether the run's Pod can be built, task being the
+// Task its taskRef names as read (nil when it does not exist, or was not
+// read: a run with a pinned or an inline spec runs that instead,
+// runstate.TaskToRun): the run waits for a missing Task, or ends for params
+// that do not fit its spec. Otherwise it returns the params' values, and
+// a.Task is the Task the Pod is built from. A run that uses what only a
+// later release runs (in its own spec, or its Task's) waits, Pending,
+// saying so: this release keeps such fields but cannot run them, and a roll
+// forward does.
 func (a *Attempt) TaskFound(task *v1.Task) (params.Values, *Outcome) {
+	if !runstate.NeedsTask(a.Run) {
+		task = nil
+	}
 	if field, needs := runstate.NeedsRelease7(a.Run, task); needs {
 		return params.Values{}, Unknown(v1.ReasonPending, "%s", runstate.Release7Message(a.Run, field))
 	}
-	if task == nil {
+	ran := runstate.TaskToRun(a.Run, task)
+	if ran == nil {
 		return params.Values{}, WaitingForTask(a.Run)
 	}
-	values, problems := runstate.ParamValues(task, a.Run)
+	values, problems := runstate.ParamValues(ran, a.Run)
 	if problems.Any() {
 		return params.Values{}, InvalidParams(problems)
 	}
+	a.Task = ran
 	return values, nil
 }

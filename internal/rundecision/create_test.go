@@ -74,6 +74,15 @@ func TestTaskFound(t *testing.T) {
 	type want struct {
 		Values  params.Values
 		Outcome *Outcome
+		// Task is the Task the Pod is built from.
+		Task *v1.Task
+	}
+	named := func(name string, spec v1.TaskSpec) *v1.Task {
+		return &v1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: spec}
+	}
+	withSidecar := func(t *v1.Task) *v1.Task {
+		t.Spec.Sidecars = []v1.Sidecar{{Name: "db", Image: "postgres:17"}}
+		return t
 	}
 	tests := map[string]struct {
 		task *v1.Task
@@ -95,11 +104,11 @@ func TestTaskFound(t *testing.T) {
 		},
 		"a value given": {
 			task: task().Param("x").Obj(), run: wrappers.TaskRun("ns", "run", "t").Param("x", "one").Obj(),
-			want: want{Values: params.Values{Params: map[string]string{"x": "one"}}},
+			want: want{Values: params.Values{Params: map[string]string{"x": "one"}}, Task: task().Param("x").Obj()},
 		},
 		"a default": {
 			task: task().ParamDefault("x", "two").Obj(), run: wrappers.TaskRun("ns", "run", "t").Obj(),
-			want: want{Values: params.Values{Params: map[string]string{"x": "two"}}},
+			want: want{Values: params.Values{Params: map[string]string{"x": "two"}}, Task: task().ParamDefault("x", "two").Obj()},
 		},
 		"a Task with a sidecar, which needs release 7": {
 			task: func() *v1.Task {
@@ -111,15 +120,36 @@ func TestTaskFound(t *testing.T) {
 			want: want{Outcome: Unknown(v1.ReasonPending,
 				`TaskRun "run" uses Task "t" spec.sidecars, which needs minitask release 7; waiting for a roll forward`)},
 		},
-		"a run that gives its Task inline, which needs release 7": {
-			task: nil,
-			run: func() *v1.TaskRun {
-				r := wrappers.TaskRun("ns", "run", "").Obj()
-				r.Spec.TaskSpec = &task().Obj().Spec
-				return r
-			}(),
+		"a run that gives its Task inline": {
+			task: nil, run: wrappers.TaskRun("ns", "run", "").Inline(task().ParamDefault("x", "two").Obj().Spec).Obj(),
+			want: want{Values: params.Values{Params: map[string]string{"x": "two"}},
+				Task: named("run", task().ParamDefault("x", "two").Obj().Spec)},
+		},
+		"an inline spec's params": {
+			task: nil, run: wrappers.TaskRun("ns", "run", "").Inline(task().Param("x").Obj().Spec).Obj(),
+			want: want{Outcome: Failed(v1.ReasonInvalidParams, "missing values for params with no default: x")},
+		},
+		"an inline spec with a sidecar, which needs release 7": {
+			task: nil, run: wrappers.TaskRun("ns", "run", "").Inline(withSidecar(task().ParamDefault("x", "two").Obj()).Spec).Obj(),
 			want: want{Outcome: Unknown(v1.ReasonPending,
-				`TaskRun "run" uses spec.taskSpec, which needs minitask release 7; waiting for a roll forward`)},
+				`TaskRun "run" uses spec.taskSpec.sidecars, which needs minitask release 7; waiting for a roll forward`)},
+		},
+		"a pinned spec, its Task edited since": {
+			task: task().Param("x").Param("y").Obj(),
+			run:  wrappers.TaskRun("ns", "run", "t").Pinned(task().ParamDefault("x", "pinned").Obj().Spec).Obj(),
+			want: want{Values: params.Values{Params: map[string]string{"x": "pinned"}},
+				Task: named("t", task().ParamDefault("x", "pinned").Obj().Spec)},
+		},
+		"a pinned spec, its Task deleted since": {
+			task: nil, run: wrappers.TaskRun("ns", "run", "t").Pinned(task().ParamDefault("x", "pinned").Obj().Spec).Obj(),
+			want: want{Values: params.Values{Params: map[string]string{"x": "pinned"}},
+				Task: named("t", task().ParamDefault("x", "pinned").Obj().Spec)},
+		},
+		"a pinned spec, its Task given a sidecar since": {
+			task: withSidecar(task().Obj()),
+			run:  wrappers.TaskRun("ns", "run", "t").Pinned(task().ParamDefault("x", "pinned").Obj().Spec).Obj(),
+			want: want{Values: params.Values{Params: map[string]string{"x": "pinned"}},
+				Task: named("t", task().ParamDefault("x", "pinned").Obj().Spec)},
 		},
 	}
 	for name, tc := range tests {
@@ -127,6 +157,7 @@ func TestTaskFound(t *testing.T) {
 			a := attemptOf(tc.run, nil, testTime)
 			var got want
 			got.Values, got.Outcome = a.TaskFound(tc.task)
+			got.Task = a.Task
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("TaskFound() mismatch (-want +got):\n%s", diff)
 			}

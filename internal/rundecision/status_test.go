@@ -208,3 +208,53 @@ func TestApplyStatusWritesResults(t *testing.T) {
 		t.Errorf("status.results once the Pod is gone (-want +got):\n%s", diff)
 	}
 }
+
+// TestPinTaskSpec: the first status write that records a Pod pins the spec
+// the Pod was built from, an inline run's whichever write that is; a pin
+// is never changed; and a run whose Pod this reconcile did not build from
+// its Task (release 6's, say) waits for its next Pod to be pinned.
+func TestPinTaskSpec(t *testing.T) {
+	task := wrappers.Task("ns", "t").Step("a", "alpine", "true").Obj()
+	edited := wrappers.Task("ns", "t").Step("a", "alpine", "false").Obj()
+	byRef := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "t") }
+	inline := func() *wrappers.TaskRunWrapper { return wrappers.TaskRun("ns", "run", "").Inline(task.Spec) }
+	tests := map[string]struct {
+		run     *v1.TaskRun
+		found   *v1.Task // the Task TaskFound is given, nil: not called
+		pod     bool
+		created bool
+		want    *v1.TaskSpec
+	}{
+		"its Task's, at its first Pod":        {run: byRef().Obj(), found: task, pod: true, created: true, want: &task.Spec},
+		"no Pod created: nothing":             {run: byRef().Obj(), found: task},
+		"a Pod found, not built now: nothing": {run: byRef().Obj(), pod: true},
+		"a Pod already there when created":    {run: byRef().Obj(), found: task, pod: true},
+		"inline, at its first Pod":            {run: inline().Obj(), found: nil, pod: true, created: true, want: &task.Spec},
+		"inline, the Pod's own reconcile":     {run: inline().Obj(), pod: true, want: &task.Spec},
+		"inline, no Pod: nothing":             {run: inline().Obj()},
+		"pinned, its Task edited: kept":       {run: byRef().Pinned(task.Spec).Obj(), found: edited, pod: true, created: true, want: &task.Spec},
+		"pinned, a retry's Pod, Task deleted": {run: withAttempts(byRef().Pinned(task.Spec).Obj(), "run-pod"), found: nil, pod: true, created: true, want: &task.Spec},
+		"release 6's run, at its next Pod":    {run: withAttempts(byRef().Obj(), "run-pod"), found: edited, pod: true, created: true, want: &edited.Spec},
+		"a pin that is not the Task's, kept":  {run: byRef().Pinned(edited.Spec).Obj(), pod: true, want: &edited.Spec},
+		"an inline run's pin, kept as it is":  {run: inline().Pinned(edited.Spec).Obj(), pod: true, want: &edited.Spec},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			a := attemptOf(tc.run, nil, testTime)
+			if tc.found != nil || tc.created {
+				if _, o := a.TaskFound(tc.found); o != nil {
+					t.Fatalf("TaskFound() = %+v, want no outcome", o)
+				}
+			}
+			if tc.pod {
+				a.Pod = threeStepPod()
+			}
+			a.CreatedPod = tc.created
+			a.Outcome = Unknown(v1.ReasonPending, "p")
+			a.ApplyStatus()
+			if diff := cmp.Diff(tc.want, a.Run.Status.TaskSpec); diff != "" {
+				t.Errorf("status.taskSpec mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -43,17 +43,12 @@ func TaskSpecRelease7Fields(spec *v1.TaskSpec, path *field.Path) []*field.Path {
 }
 
 // TaskRunRelease7Fields returns the path of each field of run that only
-// release 7 runs: an inline spec.taskSpec (what it holds is not listed
-// again), and status.taskSpec and status.sidecars, which only release 7's
-// controller writes.
+// a later release runs: in its inline spec.taskSpec and its pinned
+// status.taskSpec, which release 7 runs, what TaskSpecRelease7Fields lists
+// there; and status.sidecars, which only that release's controller writes.
 func TaskRunRelease7Fields(run *v1.TaskRun) []*field.Path {
-	var paths []*field.Path
-	if run.Spec.TaskSpec != nil {
-		paths = append(paths, field.NewPath("spec", "taskSpec"))
-	}
-	if run.Status.TaskSpec != nil {
-		paths = append(paths, field.NewPath("status", "taskSpec"))
-	}
+	paths := TaskSpecRelease7Fields(run.Spec.TaskSpec, fieldPathSpec.Child("taskSpec"))
+	paths = append(paths, TaskSpecRelease7Fields(run.Status.TaskSpec, fieldPathStatus.Child("taskSpec"))...)
 	if len(run.Status.Sidecars) > 0 {
 		paths = append(paths, field.NewPath("status", "sidecars"))
 	}
@@ -62,10 +57,11 @@ func TaskRunRelease7Fields(run *v1.TaskRun) []*field.Path {
 
 // NeedsRelease7 reports whether running run needs release 7, and names the
 // first field that does: one of the run's own (TaskRunRelease7Fields), as
-// "spec.taskSpec", or else one of the Task it runs, as
+// "spec.taskSpec.sidecars", or else one of the Task it runs, as
 // `Task "build" spec.sidecars`.
-// task is the Task the run refers to, nil when it gives a taskSpec or its
-// Task is not there. The controller leaves such a run Pending
+// task is the Task the run refers to, nil when the run has a pinned or an
+// inline spec (TaskToRun) or its Task is not there. The controller leaves
+// such a run Pending
 // (Release7Message) rather than run it without what it asks for; one that
 // already has its Pod (started by release 7 before a rollback) goes on
 // through it, as every run in flight does.
@@ -87,4 +83,7 @@ func Release7Message(run *v1.TaskRun, field string) string {
 	return "TaskRun " + strconv.Quote(run.Name) + " uses " + field + ", which needs minitask release 7; waiting for a roll forward"
 }
 
-var fieldPathSpec = field.NewPath("spec")
+var (
+	fieldPathSpec   = field.NewPath("spec")
+	fieldPathStatus = field.NewPath("status")
+)

@@ -42,11 +42,14 @@ func TestNeedsRelease7(t *testing.T) {
 		"a step's timeout beside fields this release runs": {spec: byRef, task: task(v1.TaskSpec{Steps: steps(func(s *v1.Step) {
 			s.SecurityContext, s.ImagePullPolicy, s.Timeout = &corev1.SecurityContext{}, v1.PullAlways, v1.NewDuration(time.Minute)
 		}), StepTemplate: &v1.StepTemplate{}}), want: `Task "build" spec.steps[1].timeout`},
-		"an inline taskSpec": {
-			spec: v1.TaskRunSpec{TaskSpec: &v1.TaskSpec{Steps: steps()}}, want: "spec.taskSpec"},
-		"a pinned taskSpec, before its Task's fields": {
-			spec: byRef, status: v1.TaskRunStatus{TaskSpec: &v1.TaskSpec{Steps: steps()}},
-			task: task(v1.TaskSpec{Steps: steps(), StepTemplate: &v1.StepTemplate{}}), want: "status.taskSpec"},
+		"an inline taskSpec": {spec: v1.TaskRunSpec{TaskSpec: &v1.TaskSpec{Steps: steps()}}},
+		"a pinned taskSpec":  {spec: byRef, status: v1.TaskRunStatus{TaskSpec: &v1.TaskSpec{Steps: steps()}}},
+		"sidecars in an inline taskSpec": {
+			spec: v1.TaskRunSpec{TaskSpec: &v1.TaskSpec{Steps: steps(), Sidecars: []v1.Sidecar{{Name: "db", Image: "postgres"}}}},
+			want: "spec.taskSpec.sidecars"},
+		"sidecars in a pinned taskSpec, before its Task's fields": {
+			spec: byRef, status: v1.TaskRunStatus{TaskSpec: &v1.TaskSpec{Steps: steps(), Sidecars: []v1.Sidecar{{Name: "db", Image: "postgres"}}}},
+			task: task(v1.TaskSpec{Steps: steps(), Sidecars: []v1.Sidecar{{Name: "web", Image: "nginx"}}}), want: "status.taskSpec.sidecars"},
 		"sidecars' states": {
 			spec: byRef, status: v1.TaskRunStatus{Sidecars: []v1.SidecarState{{Name: "db"}}}, want: "status.sidecars"},
 	}

@@ -49,6 +49,12 @@ type guard[H, S any, PH object[H], PS object[S]] struct {
 	// v1 form that only release 7 runs, unless the object it replaces
 	// (nil: none) held them as they are.
 	release7 func(ctx context.Context, obj, old PH) field.ErrorList
+	// pin refuses, by their v1 forms, a spoke's write of a v1beta1 form
+	// over old (nil: none) that forges or changes a run's pinned spec
+	// (pinned.go); v1Pin a v1 status write's, from the raw objects. Both
+	// nil for Tasks.
+	pin   func(ctx context.Context, obj, old PH, status bool) field.ErrorList
+	v1Pin func(raw, oldRaw []byte) field.ErrorList
 	// stashed names the fields the stash carries, for messages.
 	stashed string
 	// storedVersions says whether a stored object may still be one no
@@ -141,7 +147,16 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		errs = append(errs, g.checkStatusUnchanged(obj, old)...)
 		errs = append(errs, g.checkSize(hub, nil)...)
 	}
+	errs = append(errs, g.checkPin(ctx, hub, oldHub, req.SubResource == "status")...)
 	return append(errs, g.checkRelease7(ctx, hub, oldHub)...)
+}
+
+// checkPin applies pin, if the kind has one.
+func (g *guard[H, S, PH, PS]) checkPin(ctx context.Context, obj, old PH, status bool) field.ErrorList {
+	if g.pin == nil {
+		return nil
+	}
+	return g.pin(ctx, obj, old, status)
 }
 
 // checkRelease7 refuses what only release 7 runs (runstate's
@@ -161,7 +176,8 @@ func (g *guard[H, S, PH, PS]) checkRelease7(ctx context.Context, obj, old PH) fi
 }
 
 // judgeV1Write refuses a v1 write of what only release 7 runs (status
-// writes included), and one that takes the object's v1alpha1
+// writes included), a status write that forges or changes a run's pinned
+// spec (pinned.go: decoding that alone, whatever storedVersions says), and one that takes the object's v1alpha1
 // annotations past the API server's limit. The API server applies v1's
 // own rules, and webhooks/validation v1's params; the guard judges its
 // v1beta1 form. An object no typed decode takes (a time Go cannot read, stored by
@@ -177,8 +193,12 @@ func (g *guard[H, S, PH, PS]) checkRelease7(ctx context.Context, obj, old PH) fi
 // (storedversions). The controller's status writes, the most frequent of
 // all, then cost the guard no decode.
 func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Request) field.ErrorList {
+	var pinErrs field.ErrorList
+	if req.SubResource == "status" && g.v1Pin != nil && req.Operation == admissionv1.Update {
+		pinErrs = g.v1Pin(req.Object.Raw, req.OldObject.Raw)
+	}
 	if req.SubResource == "status" && !g.mayHoldUndecodable() {
-		return nil
+		return pinErrs
 	}
 	stored, err := g.fromV1(ctx, req.Object.Raw)
 	if err != nil {
@@ -190,7 +210,8 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 			old = nil
 		}
 	}
-	errs := g.checkRelease7(ctx, stored, old)
+	errs := pinErrs
+	errs = append(errs, g.checkRelease7(ctx, stored, old)...)
 	if req.SubResource == "status" {
 		return errs
 	}
@@ -221,7 +242,8 @@ func (g *guard[H, S, PH, PS]) judgeHubWrite(ctx context.Context, req admission.R
 			old = nil
 		}
 	}
-	if errs := append(conversion.CheckStashedTypes(hub), g.checkRelease7(ctx, hub, old)...); len(errs) > 0 {
+	errs := append(conversion.CheckStashedTypes(hub), g.checkRelease7(ctx, hub, old)...)
+	if errs = append(errs, g.checkPin(ctx, hub, old, false)...); len(errs) > 0 {
 		return errs
 	}
 	return g.checkSize(hub, old)

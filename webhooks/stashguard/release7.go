@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -100,17 +101,19 @@ func taskRunRelease7(ctx context.Context, run, old *v1beta1.TaskRun) field.Error
 }
 
 // taskRunRelease7Fields lists what of run only release 7 runs, at the
-// paths runstate gives.
+// paths runstate gives. A field inside the inline or the pinned spec is
+// valued by that whole spec: it is kept only where the spec is (spec.taskSpec
+// is immutable, and pinned.go refuses a change of status.taskSpec).
 func taskRunRelease7Fields(run *v1.TaskRun) []release7Field {
 	var fields []release7Field
 	for _, path := range runstate.TaskRunRelease7Fields(run) {
 		var value any
-		switch path.String() {
-		case "spec.taskSpec":
+		switch p := path.String(); {
+		case strings.HasPrefix(p, "spec.taskSpec."):
 			value = run.Spec.TaskSpec
-		case "status.taskSpec":
+		case strings.HasPrefix(p, "status.taskSpec."):
 			value = run.Status.TaskSpec
-		case "status.sidecars":
+		case p == "status.sidecars":
 			value = run.Status.Sidecars
 		}
 		fields = append(fields, release7Field{path: path, key: path.String(), value: value})

@@ -24,7 +24,8 @@ import (
 	"github.com/minitask-dev/minitask/webhooks/conversion"
 )
 
-// TestRelease7FieldsAreRefusedInEveryVersion: what only release 7 runs is
+// TestRelease7FieldsAreRefusedInEveryVersion: what only a later release
+// runs, a run's inline and pinned specs' sidecars included, is
 // refused whichever version writes it, v1 as its fields and either spoke in
 // its conversion annotation, naming the field and release 7; an object that
 // held it already (release 7's, after a rollback) still takes writes that
@@ -61,6 +62,10 @@ func TestRelease7FieldsAreRefusedInEveryVersion(t *testing.T) {
 	bothTask.Spec.Steps[0].Timeout = v1.NewDuration(0)
 	inlineTimeoutRun := inlineRun.DeepCopy()
 	inlineTimeoutRun.Spec.TaskSpec.Steps[0].Timeout = v1.NewDuration(time.Minute)
+	inlineSidecarRun := inlineRun.DeepCopy()
+	inlineSidecarRun.Spec.TaskSpec.Sidecars = sidecarTask.Spec.Sidecars
+	pinnedSidecarRun := plainRun.DeepCopy()
+	pinnedSidecarRun.Status.TaskSpec = sidecarTask.Spec.DeepCopy()
 	editedSidecarTask := sidecarTask.DeepCopy()
 	editedSidecarTask.Spec.Steps[0].Script = "echo edited"
 	runsTask := plainTask.DeepCopy()
@@ -95,14 +100,19 @@ func TestRelease7FieldsAreRefusedInEveryVersion(t *testing.T) {
 			guard: tasks, kind: "Task", version: "v1", obj: runsTask},
 		"a v1alpha1 Task gaining what this release runs": {guard: tasks, kind: "Task", version: "v1alpha1", obj: runsTask, old: plainTask},
 		"a v1beta1 Task gaining what this release runs":  {guard: tasks, kind: "Task", version: "v1beta1", obj: runsTask, old: plainTask},
-		"a v1 run whose taskSpec has only what this release runs, still refused for its taskSpec": {
-			guard: runs, kind: "TaskRun", version: "v1", obj: inlineRunsRun, want: "spec.taskSpec"},
-		"a v1 run":                       {guard: runs, kind: "TaskRun", version: "v1", obj: plainRun},
-		"a v1 run with a taskSpec":       {guard: runs, kind: "TaskRun", version: "v1", obj: inlineRun, want: "spec.taskSpec"},
-		"a v1beta1 run with a taskSpec":  {guard: runs, kind: "TaskRun", version: "v1beta1", obj: inlineRun, want: "spec.taskSpec"},
-		"a v1alpha1 run with a taskSpec": {guard: runs, kind: "TaskRun", version: "v1alpha1", obj: inlineRun, want: "spec.taskSpec"},
+		"a v1 run whose taskSpec has only what this release runs": {
+			guard: runs, kind: "TaskRun", version: "v1", obj: inlineRunsRun},
+		"a v1 run":                                   {guard: runs, kind: "TaskRun", version: "v1", obj: plainRun},
+		"a v1 run with a taskSpec":                   {guard: runs, kind: "TaskRun", version: "v1", obj: inlineRun},
+		"a v1beta1 run with a taskSpec":              {guard: runs, kind: "TaskRun", version: "v1beta1", obj: inlineRun},
+		"a v1alpha1 run with a taskSpec":             {guard: runs, kind: "TaskRun", version: "v1alpha1", obj: inlineRun},
+		"a v1 run whose taskSpec has sidecars":       {guard: runs, kind: "TaskRun", version: "v1", obj: inlineSidecarRun, want: "spec.taskSpec.sidecars"},
+		"a v1beta1 run whose taskSpec has sidecars":  {guard: runs, kind: "TaskRun", version: "v1beta1", obj: inlineSidecarRun, want: "spec.taskSpec.sidecars"},
+		"a v1alpha1 run whose taskSpec has sidecars": {guard: runs, kind: "TaskRun", version: "v1alpha1", obj: inlineSidecarRun, want: "spec.taskSpec.sidecars"},
 		"a v1 status write pinning a spec": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",
-			obj: pinnedRun, old: plainRun, want: "status.taskSpec"},
+			obj: pinnedRun, old: plainRun},
+		"a v1 status write pinning a spec with sidecars": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",
+			obj: pinnedSidecarRun, old: plainRun, want: "status.taskSpec.sidecars"},
 		"a v1 status write of sidecars": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",
 			obj: sidecarsRun, old: plainRun, want: "status.sidecars"},
 		"a v1 status write of a pinned run": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",
@@ -111,8 +121,6 @@ func TestRelease7FieldsAreRefusedInEveryVersion(t *testing.T) {
 			obj: readySidecarsRun, old: sidecarsRun, want: "status.sidecars"},
 		"a v1 status write dropping sidecars' states": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",
 			obj: plainRun, old: sidecarsRun},
-		"a v1alpha1 write pinning a spec through the annotation": {guard: runs, kind: "TaskRun", version: "v1alpha1",
-			obj: pinnedRun, old: plainRun, want: "status.taskSpec"},
 		"a v1 status write of a run whose taskSpec has a step timeout": {guard: runs, kind: "TaskRun", version: "v1", subresource: "status",
 			obj: inlineTimeoutRun, old: inlineTimeoutRun},
 		"a v1beta1 write of a run that gives a taskSpec": {guard: runs, kind: "TaskRun", version: "v1beta1",

@@ -47,6 +47,8 @@ func TestTaskRunMatchCondition(t *testing.T) {
 		"a long array item":   {run: wrappers.TaskRun("ns", "r", "t").Params(v1.Param{Name: "a", Value: *v1.NewArrayValue("x", long)}).Obj(), wantMatch: true},
 		"a long object value": {run: wrappers.TaskRun("ns", "r", "t").Params(v1.Param{Name: "o",
 			Value: *v1.NewObjectValue(map[string]string{"k": wide})}).Obj(), wantMatch: true},
+		"an inline taskSpec": {run: wrappers.TaskRun("ns", "r", "").Inline(
+			wrappers.Task("ns", "t").Step("a", "alpine", "echo $(params.nope)").Obj().Spec).Obj(), wantMatch: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

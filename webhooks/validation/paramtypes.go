@@ -18,16 +18,16 @@ import (
 // schemaless, so no CRD rule can bound them; admission does.
 const MaxValueBytes = 64 << 10
 
-// validateParamSpecs checks what a Task declares of its params, each
-// problem on its field: properties only on an object param, and always on
+// validateParamSpecs checks what a Task declares of its params, at (its
+// spec.params, or a run's spec.taskSpec.params), each problem on its field: properties only on an object param, and always on
 // one (its references' keys are checked against them), and a default of
 // the param's type, with every key the param declares, each string at
 // most MaxValueBytes.
-func validateParamSpecs(specs []v1.ParamSpec) field.ErrorList {
+func validateParamSpecs(specs []v1.ParamSpec, at *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range specs {
 		p := &specs[i]
-		path := field.NewPath("spec", "params").Index(i)
+		path := at.Index(i)
 		typ := p.TypeOrDefault()
 		switch {
 		case typ != v1.ParamTypeObject && p.Properties != nil:

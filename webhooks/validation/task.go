@@ -66,40 +66,46 @@ func invalid(name string, errs field.ErrorList) error {
 // type, each on the field that holds it, so one round trip shows the user
 // all there is to fix.
 func validateTask(task *v1.Task) field.ErrorList {
-	errs := validateParamSpecs(task.Spec.Params)
+	return validateTaskSpec(&task.Spec, field.NewPath("spec"))
+}
+
+// validateTaskSpec is validateTask's check of spec, a Task's spec or a
+// run's inline one, each error on its field under at.
+func validateTaskSpec(spec *v1.TaskSpec, at *field.Path) field.ErrorList {
+	errs := validateParamSpecs(spec.Params, at.Child("params"))
 	declared := declaredNames{
-		params.KindParam:     make(map[string]bool, len(task.Spec.Params)),
-		params.KindWorkspace: make(map[string]bool, len(task.Spec.Workspaces)),
-		params.KindResult:    make(map[string]bool, len(task.Spec.Results)),
+		params.KindParam:     make(map[string]bool, len(spec.Params)),
+		params.KindWorkspace: make(map[string]bool, len(spec.Workspaces)),
+		params.KindResult:    make(map[string]bool, len(spec.Results)),
 	}
-	specs := make(map[string]*v1.ParamSpec, len(task.Spec.Params))
-	for i := range task.Spec.Params {
-		p := &task.Spec.Params[i]
+	specs := make(map[string]*v1.ParamSpec, len(spec.Params))
+	for i := range spec.Params {
+		p := &spec.Params[i]
 		declared[params.KindParam][p.Name] = true
 		specs[p.Name] = p
 	}
-	for _, w := range task.Spec.Workspaces {
+	for _, w := range spec.Workspaces {
 		declared[params.KindWorkspace][w.Name] = true
 	}
-	for _, r := range task.Spec.Results {
+	for _, r := range spec.Results {
 		declared[params.KindResult][r.Name] = true
 	}
-	steps := field.NewPath("spec", "steps")
-	for i, step := range task.Spec.Steps {
+	steps := at.Child("steps")
+	for i, step := range spec.Steps {
 		for _, f := range referringFields(steps.Index(i), step) {
 			errs = append(errs, validateRefs(f, strconv.Quote(step.Name), declared, specs)...)
 		}
 	}
-	if template := task.Spec.StepTemplate; template != nil {
+	if template := spec.StepTemplate; template != nil {
 		// Every step gets the template's env, references replaced as in
 		// its own.
-		at := field.NewPath("spec", "stepTemplate", "env")
+		env := at.Child("stepTemplate", "env")
 		for j, e := range template.Env {
-			f := textField{path: at.Index(j).Child("value"), value: e.Value}
+			f := textField{path: env.Index(j).Child("value"), value: e.Value}
 			errs = append(errs, validateRefs(f, "", declared, specs)...)
 		}
 	}
-	return append(errs, validateResults(task)...)
+	return append(errs, validateResults(spec, at)...)
 }
 
 // declaredNames holds, for each kind of reference, the names the Task declares.
@@ -185,20 +191,20 @@ func validateRefs(f textField, step string, declared declaredNames, specs map[st
 // them, and the last step's message is the last word, so the last step
 // must be a script step; and no workspace may be mounted where the results
 // volume is.
-func validateResults(task *v1.Task) field.ErrorList {
-	if len(task.Spec.Results) == 0 {
+func validateResults(spec *v1.TaskSpec, at *field.Path) field.ErrorList {
+	if len(spec.Results) == 0 {
 		return nil
 	}
 	var errs field.ErrorList
-	if last := len(task.Spec.Steps) - 1; last >= 0 && task.Spec.Steps[last].Script == "" {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "steps").Index(last), task.Spec.Steps[last].Name,
+	if last := len(spec.Steps) - 1; last >= 0 && spec.Steps[last].Script == "" {
+		errs = append(errs, field.Invalid(at.Child("steps").Index(last), spec.Steps[last].Name,
 			fmt.Sprintf("the Task declares results (spec.results), so its last step must have a script: only a script step hands results back, "+
-				"and step %q runs a command or its image's entrypoint; add a script step after it", task.Spec.Steps[last].Name)))
+				"and step %q runs a command or its image's entrypoint; add a script step after it", spec.Steps[last].Name)))
 	}
-	for i, ws := range task.Spec.Workspaces {
+	for i, ws := range spec.Workspaces {
 		mountPath := runstate.WorkspaceMountPath(ws)
 		if clean := path.Clean(mountPath); clean == runstate.ResultsDir || strings.HasPrefix(clean, runstate.ResultsDir+"/") {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "workspaces").Index(i).Child("mountPath"), mountPath,
+			errs = append(errs, field.Invalid(at.Child("workspaces").Index(i).Child("mountPath"), mountPath,
 				fmt.Sprintf("the Task declares results (spec.results), whose files every step finds in %s; mount workspace %q elsewhere", runstate.ResultsDir, ws.Name)))
 		}
 	}

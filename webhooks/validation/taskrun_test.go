@@ -231,3 +231,38 @@ func TestTaskRunValueSizes(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskRunInlineSpec: a run's inline spec.taskSpec is checked as a
+// Task's spec is, each error under spec.taskSpec.
+func TestTaskRunInlineSpec(t *testing.T) {
+	tests := map[string]struct {
+		spec *wrappers.TaskWrapper
+		want string
+	}{
+		"a valid spec": {spec: wrappers.Task("ns", "t").Param("x").Step("a", "alpine", "echo $(params.x)")},
+		"an undeclared param": {
+			spec: wrappers.Task("ns", "t").Step("a", "alpine", "echo $(params.nope)"),
+			want: `TaskRun.minitask.dev "r" is invalid: spec.taskSpec.steps[0].script: Invalid value: "$(params.nope)": step "a" uses undeclared param "nope"`,
+		},
+		"an object param without properties": {
+			spec: wrappers.Task("ns", "t").Params(v1.ParamSpec{Name: "o", Type: v1.ParamTypeObject}).Step("a", "alpine", "true"),
+			want: `spec.taskSpec.params[0].properties: Required value`,
+		},
+		"results, the last step no script": {
+			spec: wrappers.Task("ns", "t").Results("digest").Steps(v1.Step{Name: "a", Image: "alpine", Command: []string{"true"}}),
+			want: `spec.taskSpec.steps[0]: Invalid value: "a": the Task declares results`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			run := wrappers.TaskRun("ns", "r", "").Inline(tc.spec.Obj().Spec).Obj()
+			_, err := TaskRunValidator{}.ValidateCreate(context.Background(), run)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("ValidateCreate() = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}

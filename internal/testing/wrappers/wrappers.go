@@ -94,6 +94,19 @@ func (w *TaskRunWrapper) TaskRef(name string) *TaskRunWrapper {
 	return w
 }
 
+// Inline gives the run its Task's spec inline, in spec.taskSpec, in place
+// of a taskRef.
+func (w *TaskRunWrapper) Inline(spec v1.TaskSpec) *TaskRunWrapper {
+	w.Spec.TaskRef, w.Spec.TaskSpec = v1.TaskRef{}, &spec
+	return w
+}
+
+// Pinned sets status.taskSpec, the spec the run's attempts run.
+func (w *TaskRunWrapper) Pinned(spec v1.TaskSpec) *TaskRunWrapper {
+	w.Status.TaskSpec = &spec
+	return w
+}
+
 // Param gives a param a value.
 func (w *TaskRunWrapper) Param(name, value string) *TaskRunWrapper {
 	w.Spec.Params = append(w.Spec.Params, v1.Param{Name: name, Value: *v1.NewStringValue(value)})

@@ -60,9 +60,12 @@ func (p *plugin) runDescribe(ctx context.Context, name string) error {
 		return err
 	}
 	// A Task deleted since the run started is no reason to show nothing.
+	// A run that gives its spec inline names no Task: its spec is its own.
 	var taskNote string
 	task := &v1.Task{}
-	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.Spec.TaskRef.Name}, task); err != nil {
+	if run.Spec.TaskSpec != nil {
+		task = runstate.TaskToRun(run, nil)
+	} else if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: run.Spec.TaskRef.Name}, task); err != nil {
 		task = nil
 		taskNote = fmt.Sprintf("Task %q cannot be read (%v)", run.Spec.TaskRef.Name, clusterError(err, c.Host))
 		if apierrors.IsNotFound(err) {
@@ -127,7 +130,11 @@ func (d *describer) header(run *v1.TaskRun, podShape string) {
 			d.line("\t%s", l)
 		}
 	}
-	d.line("Task:\t%s", run.Spec.TaskRef.Name)
+	if run.Spec.TaskSpec != nil {
+		d.line("Task:\t%s", "(inline: spec.taskSpec)")
+	} else {
+		d.line("Task:\t%s", run.Spec.TaskRef.Name)
+	}
 	d.line("Status:\t%s", runstate.Summary(run))
 	if c := runstate.Succeeded(run); c != nil && c.Message != "" {
 		d.line("%s:\t%s", messageLabel(c), c.Message)

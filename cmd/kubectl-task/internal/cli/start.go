@@ -30,14 +30,15 @@ type startFlags struct {
 	name           string
 	generateName   bool
 	last           bool
+	file           string
 	follow         followFlags
 }
 
 func (p *plugin) newStartCommand() *cobra.Command {
 	var f startFlags
 	cmd := &cobra.Command{
-		Use:   "start TASK [-p NAME=VALUE ...]",
-		Short: "Start a run of a Task",
+		Use:   "start (TASK | -f FILE) [-p NAME=VALUE ...]",
+		Short: "Start a run of a Task, or of a Task file",
 		Long: `Start a run of a Task: create a TaskRun and print its name, and the command
 that follows its logs.
 
@@ -62,6 +63,12 @@ template, timeouts, retries, retryOn, TTL and labels of the Task's newest run
 --pending-timeout override them, one by one. What the newest run set that the
 Task no longer declares is left out, with a warning.
 
+With -f FILE (- for stdin), start runs the Task in the file (minitask.dev/v1,
+v1beta1 or v1alpha1) without applying it: the TaskRun carries its spec inline
+(spec.taskSpec), and is named after the Task's name. The params, workspaces and
+flags are checked against the file's Task as against a Task of the cluster;
+--last takes a Task's name, so not -f.
+
 With --wait or --showlog, start waits for the run to finish, and exits 0 when
 it succeeded, or 1 with the reason when it failed. Should the logs stop before
 the run ends, --showlog says why and goes on waiting: the exit code is the run's.`,
@@ -81,11 +88,26 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
   kubectl task start lint -p files=main.go,util.go -p image=repo=golang,tag=1.26 --pending-timeout 5m
 
   # Run build again as its newest run did, but with another value for tag
-  kubectl task start build --last -p tag=v2`,
-		Args:              exactlyOne("the name of a Task"),
+  kubectl task start build --last -p tag=v2
+
+  # Run the Task in a file, without applying it, and follow its logs
+  kubectl task start -f greet.yaml -p greeting=hello --showlog`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.file != "" {
+				if len(args) > 0 {
+					return usageErrorf(cmd, "give the name of a Task or -f FILE, not both")
+				}
+				return nil
+			}
+			return exactlyOne("the name of a Task, or -f FILE")(cmd, args)
+		},
 		ValidArgsFunction: p.completeTasks,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return p.runStart(cmd, args[0], f)
+			taskName := ""
+			if len(args) == 1 {
+				taskName = args[0]
+			}
+			return p.runStart(cmd, taskName, f)
 		},
 	}
 	fl := cmd.Flags()
@@ -100,6 +122,7 @@ the run ends, --showlog says why and goes on waiting: the exit code is the run's
 		"e.g. 5m; 0s means no limit (default: the controller's limits)")
 	fl.StringVar(&f.name, "name", "", "The TaskRun's name (default: generated, TASK-xxxxx)")
 	fl.BoolVar(&f.generateName, "generate-name", false, "Generate the TaskRun's name from the Task's, TASK-xxxxx (the default; excludes --name)")
+	fl.StringVarP(&f.file, "filename", "f", "", "Run the Task in this file (- for stdin), of any version, without applying it: its spec goes inline in the TaskRun")
 	fl.BoolVar(&f.last, "last", false, "Take the params, workspaces, ServiceAccount, Pod template, timeouts, retries, TTL and labels of the Task's newest run; other flags override them")
 	f.follow.addFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("workspace", p.completeWorkspaces)
@@ -132,6 +155,9 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if f.name != "" && f.generateName {
 		return usageErrorf(cmd, "give --name or --generate-name, not both")
 	}
+	if f.file != "" && f.last {
+		return usageErrorf(cmd, "--last repeats a run of a Task of the cluster, by its name; it does not take -f")
+	}
 	timeout, err := durationFlag(cmd, "timeout", f.timeout, "10m or 1h30m")
 	if err != nil {
 		return err
@@ -145,7 +171,12 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 	if err != nil {
 		return err
 	}
-	task, err := c.getTask(ctx, ns, taskName)
+	var task *v1.Task
+	if f.file != "" {
+		task, err = readTaskFile(ctx, f.file, p.Streams.In)
+	} else {
+		task, err = c.getTask(ctx, ns, taskName)
+	}
 	if err != nil {
 		return err
 	}
@@ -165,6 +196,13 @@ func (p *plugin) runStart(cmd *cobra.Command, taskName string, f startFlags) err
 			Timeouts:           v1.Timeouts{Total: timeout, Pending: pendingTimeout},
 			ServiceAccountName: f.serviceAccount,
 		},
+	}
+	if f.file != "" {
+		// Inline: the Task's name names the run only.
+		run.Spec.TaskRef, run.Spec.TaskSpec = v1.TaskRef{}, task.Spec.DeepCopy()
+		if run.Name == "" {
+			run.GenerateName = task.Name + "-"
+		}
 	}
 	var from string
 	if f.last {
