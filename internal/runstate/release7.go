@@ -19,8 +19,9 @@ const Release7Needed = "needs minitask release 7; this release keeps it but cann
 
 // TaskSpecRelease7Fields returns the path, under path (a Task's spec, or a
 // run's taskSpec), of each field of spec that only release 7 runs, in the
-// order the API lists them: a step's securityContext, imagePullPolicy and
-// timeout, the stepTemplate and the sidecars.
+// order the API lists them: a step's securityContext and imagePullPolicy,
+// the stepTemplate and the sidecars. (A step's timeout was one; this
+// release runs it.)
 func TaskSpecRelease7Fields(spec *v1.TaskSpec, path *field.Path) []*field.Path {
 	if spec == nil {
 		return nil
@@ -34,9 +35,6 @@ func TaskSpecRelease7Fields(spec *v1.TaskSpec, path *field.Path) []*field.Path {
 		}
 		if step.ImagePullPolicy != "" {
 			paths = append(paths, at.Child("imagePullPolicy"))
-		}
-		if step.Timeout != nil {
-			paths = append(paths, at.Child("timeout"))
 		}
 	}
 	if spec.StepTemplate != nil {

@@ -78,10 +78,6 @@ func taskRelease7Fields(spec *v1.TaskSpec) []release7Field {
 		if s.ImagePullPolicy != "" {
 			add("imagePullPolicy", s.ImagePullPolicy)
 		}
-		if s.Timeout != nil {
-			// As written: a write that changes the text changes the field.
-			add("timeout", s.Timeout.String())
-		}
 	}
 	if spec.StepTemplate != nil {
 		fields = append(fields, release7Field{path: field.NewPath("spec", "stepTemplate"), key: "stepTemplate", value: spec.StepTemplate})
