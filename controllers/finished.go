@@ -46,7 +46,7 @@ func (r *TaskRunReconciler) stopPodAfterEnd(ctx context.Context, run *v1.TaskRun
 	case !metav1.IsControlledBy(pod, run) || pod.DeletionTimestamp != nil:
 		return nil
 	}
-	if reason == v1.ReasonStepFailed && !runpod.FailedWhileRunning(pod) {
+	if (reason == v1.ReasonStepFailed || reason == v1.ReasonStepTimedOut) && !runpod.FailedWhileRunning(pod) {
 		return nil
 	}
 	return r.stopPod(ctx, pod, r.clock())

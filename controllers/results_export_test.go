@@ -10,5 +10,5 @@ import (
 // command of a script step of a Pod of steps steps: the wrapper that writes
 // its termination message.
 func ScriptCommand(script string, onError v1.OnError, steps int, results ...string) []string {
-	return stepscript.Command(script, onError, stepscript.Protocol{Results: results, MessageLimit: runstate.TerminationMessageLimit(steps)})
+	return stepscript.Command(script, onError, stepscript.Timer{}, stepscript.Protocol{Results: results, MessageLimit: runstate.TerminationMessageLimit(steps)})
 }

@@ -4,6 +4,12 @@ package v1
 // non-zero and its onError: continue let the run go on.
 const StepReasonContinued = "Continued"
 
+// StepReasonTimedOut is a step's status.steps[].reason when it ran past
+// its timeout and was stopped: its run failed StepTimedOut, or went on
+// under onError: continue. Its exitCode is its script's own, where it has
+// one.
+const StepReasonTimedOut = "TimedOut"
+
 // StepReasonNoShell is a step's status.steps[].reason when it is a script
 // step whose image has no /bin/sh to run its script: the container could not
 // start, and the run failed.
@@ -29,6 +35,9 @@ const (
 	// ReasonStepFailed: a step exited non-zero, or could not start for good
 	// (its executable, or its script's shell, is missing from its image).
 	ReasonStepFailed TaskRunReason = "StepFailed"
+	// ReasonStepTimedOut: a step ran past its own timeout and was stopped;
+	// the message names the step and the timeout.
+	ReasonStepTimedOut TaskRunReason = "StepTimedOut"
 	// ReasonTimeout: the run did not finish within its timeout.
 	ReasonTimeout TaskRunReason = "TaskRunTimeout"
 	// ReasonCancelled: spec.status asked for cancellation.

@@ -36,6 +36,15 @@ func threeStepPod() *corev1.Pod {
 	return podOf(wrappers.Task("ns", "t").Step("a", "alpine", "true").Step("b", "alpine", "true").Step("c", "alpine", "true"))
 }
 
+// commandStepPod is the Pod of run "run" for a Task whose first step runs a
+// command, with timeout, and whose second a script.
+func commandStepPod(timeout time.Duration) *corev1.Pod {
+	return podOf(wrappers.Task("ns", "t").Steps(
+		v1.Step{Name: "fetch", Image: "alpine/git", Command: []string{"git", "fetch"}, Timeout: v1.NewDuration(timeout)},
+		v1.Step{Name: "build", Image: "alpine", Script: "true"},
+	))
+}
+
 // endedResultsPod is the Pod of run "run" for a Task of n script steps that
 // declares the results version and digest, every step ended with code 0 and
 // the termination message messages gives it, by step.

@@ -208,6 +208,19 @@ func TestLifecycleTable(t *testing.T) {
 			decide: settle(pendingRun(), Unknown(v1.ReasonPending, `Pod "run-pod" is waiting to be scheduled`)),
 			want:   failed(v1.ReasonPendingTimeout),
 		},
+		"a script step past its timeout": {
+			decide: podEnded(run().Obj(), reported(wrappers.PodStatus(pod).StepFailed(1, 143).
+				Ended(1, 143, `{"exitCode":143,"timedOut":true,"timeoutSeconds":60,"results":{}}`))),
+			want: failed(v1.ReasonStepTimedOut),
+		},
+		"a step without a script past its timeout": {
+			decide: func() *Outcome {
+				p := commandStepPod(time.Minute)
+				p = withStatus(p, wrappers.PodStatus(p).At(start).Running(0).Obj())
+				return attemptOf(withPodName(run().Obj(), "run-pod"), p, testTime).StopRequested()
+			},
+			want: failed(v1.ReasonStepTimedOut),
+		},
 		"no Task within spec.timeouts.pending": {
 			decide: settle(pendingRun(), WaitingForTask(pendingRun())),
 			want:   failed(v1.ReasonPendingTimeout),

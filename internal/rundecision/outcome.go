@@ -61,6 +61,11 @@ func TimedOut(run *v1.TaskRun, timeout time.Duration) *Outcome {
 	return Failed(v1.ReasonTimeout, "TaskRun %q did not finish within %s", run.Name, timeout)
 }
 
+// StepTimedOut is a run whose step, named step, ran past its timeout.
+func StepTimedOut(step string, timeout time.Duration) *Outcome {
+	return Failed(v1.ReasonStepTimedOut, "step %q timed out after %s", step, timeout)
+}
+
 // Cancelled is a run whose spec asked for it to stop.
 func Cancelled(run *v1.TaskRun) *Outcome {
 	return Failed(v1.ReasonCancelled, "TaskRun %q was cancelled", run.Name)

@@ -61,6 +61,24 @@ func applyStatus(run *v1.TaskRun, o *Outcome, start time.Time, pod *corev1.Pod, 
 	switch o.Reason {
 	case v1.ReasonTimeout, v1.ReasonCancelled, v1.ReasonImagePullFailed, v1.ReasonPodConfigFailed:
 		markStepsStopped(st.Steps, o.Reason, now)
+	case v1.ReasonStepTimedOut:
+		markTimedOutStep(st.Steps, now)
+	}
+}
+
+// markTimedOutStep reports the step that a run's StepTimedOut stopped, if
+// it still runs (a step without a script, whose Pod the controller stops
+// at its timeout), as Terminated now, with reason TimedOut: the run is
+// final, and no later status would say that it ended. The steps after it
+// stay as they are, as a failed step's do. A script step that timed out
+// has ended already, and says so itself (runpod.StepStates).
+func markTimedOutStep(steps []v1.StepState, now time.Time) {
+	for i := range steps {
+		if step := &steps[i]; step.State == v1.StepRunning {
+			step.State = v1.StepTerminated
+			step.Reason = v1.StepReasonTimedOut
+			step.FinishedAt = &metav1.Time{Time: now}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,10 +104,11 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 	containers := make([]corev1.Container, len(task.Spec.Steps))
 	stepNames := make([]string, len(task.Spec.Steps))
 	for i, step := range task.Spec.Steps {
-		wrap := func(script string) []string { return stepscript.Command(script, step.OnError, protocol) }
+		timer := stepTimer(step)
+		wrap := func(script string) []string { return stepscript.Command(script, step.OnError, timer, protocol) }
 		if shape.chained {
 			wrap = func(script string) []string {
-				return stepscript.ChainedCommand(script, step.OnError, protocol, i+1, len(task.Spec.Steps))
+				return stepscript.ChainedCommand(script, step.OnError, timer, protocol, i+1, len(task.Spec.Steps))
 			}
 		}
 		containers[i] = containerForStep(withTemplate(step, task.Spec.StepTemplate), values, wrap, budget)
@@ -184,10 +186,45 @@ func podAnnotations(task *v1.Task, stepNames []string, shape podShape) map[strin
 	if names, needed := runstate.NamesAnnotation(scriptSteps); needed {
 		annotations[runstate.AnnotationScriptSteps] = names
 	}
+	if timeouts, needed := runstate.StepTimeoutsAnnotation(commandStepTimeouts(task)); needed {
+		annotations[runstate.AnnotationStepTimeouts] = timeouts
+	}
 	if len(annotations) == 0 {
 		return nil
 	}
 	return annotations
+}
+
+// stepGracePeriod is how long a script step that ran past its timeout has
+// between SIGTERM and SIGKILL: the Pod's own grace period, which Build
+// leaves at the kubelet's default, so that a step's trap has as long when
+// its timeout passes as when its run is cancelled.
+const stepGracePeriod = corev1.DefaultTerminationGracePeriodSeconds * time.Second
+
+// stepTimer is the timer of step's wrapper: none without a timeout (or with
+// 0s, which is none).
+func stepTimer(step v1.Step) stepscript.Timer {
+	if step.Timeout == nil || step.Timeout.Duration <= 0 {
+		return stepscript.Timer{}
+	}
+	return stepscript.Timer{Timeout: step.Timeout.Duration, Grace: stepGracePeriod}
+}
+
+// commandStepTimeouts returns, by container name, the timeout of each step
+// of task that has one and no script: no wrapper enforces it, and the
+// controller reads it from the Pod (runstate.AnnotationStepTimeouts).
+func commandStepTimeouts(task *v1.Task) map[string]time.Duration {
+	var timeouts map[string]time.Duration
+	for _, step := range task.Spec.Steps {
+		if step.Script != "" || step.Timeout == nil || step.Timeout.Duration <= 0 {
+			continue
+		}
+		if timeouts == nil {
+			timeouts = map[string]time.Duration{}
+		}
+		timeouts[runstate.StepContainer(step.Name)] = step.Timeout.Duration
+	}
+	return timeouts
 }
 
 // podLabels returns the run's labels and the controller's own, which win: the

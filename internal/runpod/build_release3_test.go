@@ -139,7 +139,7 @@ func TestBuildRelease3(t *testing.T) {
 			run:  wrappers.TaskRun("ns", "run", "t").Obj(),
 			want: podSpec(func(s *corev1.PodSpec) {
 				s.Containers = []corev1.Container{{Name: "step-only", Image: "alpine:3",
-					Command: stepscript.Command(`cd "/workspace/src" && ls`, "", stepscript.Protocol{MessageLimit: 4096}), VolumeMounts: defaultMounts}}
+					Command: stepscript.Command(`cd "/workspace/src" && ls`, "", stepscript.Timer{}, stepscript.Protocol{MessageLimit: 4096}), VolumeMounts: defaultMounts}}
 				s.Volumes = []corev1.Volume{{Name: "ws-src", VolumeSource: emptyDir}}
 			}),
 		},

@@ -48,11 +48,11 @@ func TestBuild(t *testing.T) {
 				ActiveDeadlineSeconds:        ptr.To[int64](60),
 				AutomountServiceAccountToken: ptr.To(false),
 				InitContainers: []corev1.Container{
-					{Name: "step-fetch", Image: "alpine:3", Command: stepscript.Command("echo hi $(params.unknown) $HOME", "", stepscript.Protocol{MessageLimit: 4096})},
-					{Name: "step-build", Image: "golang:1", Command: stepscript.Command("go build", "", stepscript.Protocol{MessageLimit: 4096})},
+					{Name: "step-fetch", Image: "alpine:3", Command: stepscript.Command("echo hi $(params.unknown) $HOME", "", stepscript.Timer{}, stepscript.Protocol{MessageLimit: 4096})},
+					{Name: "step-build", Image: "golang:1", Command: stepscript.Command("go build", "", stepscript.Timer{}, stepscript.Protocol{MessageLimit: 4096})},
 				},
 				Containers: []corev1.Container{
-					{Name: "step-push", Image: "r.io/pusher", Command: stepscript.Command("push 3", "", stepscript.Protocol{MessageLimit: 4096})},
+					{Name: "step-push", Image: "r.io/pusher", Command: stepscript.Command("push 3", "", stepscript.Timer{}, stepscript.Protocol{MessageLimit: 4096})},
 				},
 			},
 			wantAnnotations: map[string]string{runstate.AnnotationScriptSteps: `["step-fetch","step-build","step-push"]`},
@@ -69,13 +69,13 @@ func TestBuild(t *testing.T) {
 				AutomountServiceAccountToken: ptr.To(false),
 				Volumes:                      []corev1.Volume{{Name: "minitask-results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				InitContainers: []corev1.Container{
-					{Name: "step-probe", Image: "alpine:3", Command: stepscript.Command("echo 1 > /minitask/results/version", v1.OnErrorContinue, stepscript.Protocol{Results: []string{"version", "digest"}, MessageLimit: 4096}),
+					{Name: "step-probe", Image: "alpine:3", Command: stepscript.Command("echo 1 > /minitask/results/version", v1.OnErrorContinue, stepscript.Timer{}, stepscript.Protocol{Results: []string{"version", "digest"}, MessageLimit: 4096}),
 						VolumeMounts: resultsMount},
 					{Name: "step-tool", Image: "tool", Command: []string{"tool"}, Args: []string{"--out=/minitask/results/digest"},
 						WorkingDir: "/minitask/results/digest", Env: []corev1.EnvVar{{Name: "OUT", Value: "/minitask/results/version"}}, VolumeMounts: resultsMount},
 				},
 				Containers: []corev1.Container{
-					{Name: "step-report", Image: "alpine:3", Command: stepscript.Command("cat /minitask/results/digest", "", stepscript.Protocol{Results: []string{"version", "digest"}, MessageLimit: 4096}), VolumeMounts: resultsMount},
+					{Name: "step-report", Image: "alpine:3", Command: stepscript.Command("cat /minitask/results/digest", "", stepscript.Timer{}, stepscript.Protocol{Results: []string{"version", "digest"}, MessageLimit: 4096}), VolumeMounts: resultsMount},
 				},
 			},
 			wantAnnotations: map[string]string{

@@ -69,7 +69,7 @@ func Outcome(pod *corev1.Pod, steps []v1.StepState) *Condition {
 		if tooLarge := firstResultsTooLarge(pod); tooLarge != nil {
 			return tooLarge.outcome()
 		}
-		return succeededPast(continuedSteps(steps))
+		return succeededPast(pod, continuedSteps(steps))
 	case corev1.PodFailed:
 		return failedPodOutcome(pod, steps)
 	}
@@ -136,9 +136,9 @@ func failureBesideSidecars(pod *corev1.Pod, steps []v1.StepState) *Condition {
 // that failed, nil for none: a step that onError: continue let pass failed
 // nothing.
 func firstStepFailure(pod *corev1.Pod, steps []v1.StepState) *Condition {
-	containers := runstate.Steps(pod)
+	containers, statuses := runstate.Steps(pod), containerStatuses(pod)
 	for i, step := range steps {
-		if step.State == v1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1.StepReasonContinued {
+		if failedRun(step, statuses[containers[i].Container]) {
 			return stepFailed(pod, step, containers[i].Container)
 		}
 	}
@@ -160,12 +160,12 @@ func failedPodOutcome(pod *corev1.Pod, steps []v1.StepState) *Condition {
 	// or one whose results did not fit its message. A step that onError:
 	// continue let pass failed nothing.
 	tooLarge := firstResultsTooLarge(pod)
-	containers := runstate.Steps(pod)
+	containers, statuses := runstate.Steps(pod), containerStatuses(pod)
 	for i, step := range steps {
 		if tooLarge != nil && tooLarge.step == step.Name {
 			return tooLarge.outcome()
 		}
-		if step.State == v1.StepTerminated && step.ExitCode != nil && *step.ExitCode != 0 && step.Reason != v1.StepReasonContinued {
+		if failedRun(step, statuses[containers[i].Container]) {
 			return stepFailed(pod, step, containers[i].Container)
 		}
 	}

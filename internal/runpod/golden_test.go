@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -323,6 +324,29 @@ func goldenCases() map[string]goldenCase {
 			run:                 run().Obj(),
 			chained:             true,
 			noPodLevelResources: true,
+		},
+		"step-timeouts": {
+			// A script step's timeout is its wrapper's (the timed wrapper,
+			// its timeout and the grace period in seconds); a command
+			// step's is the controller's, in an annotation; 0s is none.
+			task: wrappers.Task("ns", "t").Results("digest").Steps(
+				v1.Step{Name: "fetch", Image: "alpine/git:2", Command: []string{"git", "fetch"}, Timeout: v1.NewDuration(90 * time.Second)},
+				v1.Step{Name: "test", Image: "golang:1", Script: "go test ./...", OnError: v1.OnErrorContinue, Timeout: v1.NewDuration(1500 * time.Millisecond)},
+				v1.Step{Name: "build", Image: "golang:1", Script: "go build ./...", Timeout: v1.NewDuration(10 * time.Minute)},
+				v1.Step{Name: "push", Image: "alpine:3", Script: "echo sha256:0 >$(results.digest.path)", Timeout: v1.NewDuration(0)},
+			).Obj(),
+			run:      run().Obj(),
+			deadline: ptr.To[int64](3600),
+		},
+		"chained-step-timeouts": {
+			task: wrappers.Task("ns", "t").Results("digest").Steps(
+				v1.Step{Name: "test", Image: "golang:1", Script: "go test ./...", OnError: v1.OnErrorContinue, Timeout: v1.NewDuration(time.Minute)},
+				v1.Step{Name: "build", Image: "golang:1", Script: "go build ./...", Timeout: v1.NewDuration(10 * time.Minute)},
+				v1.Step{Name: "push", Image: "alpine:3", Script: "echo sha256:0 >$(results.digest.path)"},
+			).Obj(),
+			run:      run().Obj(),
+			deadline: ptr.To[int64](3600),
+			chained:  true,
 		},
 		"long-names": {
 			// A run name, a step name and a workspace name too long for a

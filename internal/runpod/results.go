@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -60,22 +61,63 @@ func scriptStepMessages(pod *corev1.Pod) []stepMessage {
 
 // applyScriptExitCodes reports, for each script step whose container exited 0
 // but whose script did not (onError: continue), the script's own code, with
-// reason Continued. steps are StepStates(pod)'s.
+// reason Continued; and for each script step that ran past its timeout,
+// whatever its onError, the script's own code with reason TimedOut (its
+// container's code says whether it failed the run: failedRun). steps are
+// StepStates(pod)'s.
 func applyScriptExitCodes(steps []v1.StepState, pod *corev1.Pod) {
 	for _, m := range scriptStepMessages(pod) {
-		if m.parsed == nil || *m.parsed.ExitCode == 0 {
+		if m.parsed == nil || (*m.parsed.ExitCode == 0 && !m.parsed.TimedOut) {
 			continue
 		}
 		for i := range steps {
 			step := &steps[i]
-			if step.Name != m.step || step.State != v1.StepTerminated || step.ExitCode == nil || *step.ExitCode != 0 {
+			if step.Name != m.step || step.State != v1.StepTerminated || step.ExitCode == nil ||
+				(*step.ExitCode != 0 && !m.parsed.TimedOut) {
 				continue
 			}
 			code := *m.parsed.ExitCode
 			step.ExitCode = &code
 			step.Reason = v1.StepReasonContinued
+			if m.parsed.TimedOut {
+				step.Reason = v1.StepReasonTimedOut
+			}
 		}
 	}
+}
+
+// failedRun reports whether step, one of StepStates' steps whose container
+// has status cs, failed its run: it exited non-zero, and onError: continue
+// did not let it pass; or it ran past its timeout, and its container, which
+// exits 0 only under onError: continue, did not exit 0.
+func failedRun(step v1.StepState, cs *corev1.ContainerStatus) bool {
+	if step.State != v1.StepTerminated || step.ExitCode == nil {
+		return false
+	}
+	if step.Reason == v1.StepReasonTimedOut {
+		return cs == nil || cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0
+	}
+	return *step.ExitCode != 0 && step.Reason != v1.StepReasonContinued
+}
+
+// stepTimeout returns the timeout that the script step named step of pod
+// ran past, as its message says, or 0.
+func stepTimeout(pod *corev1.Pod, step string) time.Duration {
+	for _, m := range scriptStepMessages(pod) {
+		if m.step == step && m.parsed != nil && m.parsed.TimedOut && m.parsed.TimeoutSeconds != nil {
+			return time.Duration(*m.parsed.TimeoutSeconds) * time.Second
+		}
+	}
+	return 0
+}
+
+// timedOutAfter says how long step ran before it was stopped: " after 10m0s",
+// or nothing when its timeout is not known.
+func timedOutAfter(pod *corev1.Pod, step string) string {
+	if d := stepTimeout(pod, step); d > 0 {
+		return " after " + d.String()
+	}
+	return ""
 }
 
 // Results returns the run's results as pod's script steps reported them, in
@@ -179,27 +221,31 @@ func (r *resultsTooLarge) outcome() *Condition {
 		r.step, r.size, r.limit)
 }
 
-// continuedSteps returns the steps that exited non-zero and that onError:
-// continue let pass, in step order.
+// continuedSteps returns the steps that exited non-zero or ran past their
+// timeout, and that onError: continue let pass, in step order.
 func continuedSteps(steps []v1.StepState) []v1.StepState {
 	var continued []v1.StepState
 	for _, step := range steps {
-		if step.Reason == v1.StepReasonContinued && step.ExitCode != nil {
+		if (step.Reason == v1.StepReasonContinued || step.Reason == v1.StepReasonTimedOut) && step.ExitCode != nil {
 			continued = append(continued, step)
 		}
 	}
 	return continued
 }
 
-// succeededPast is the Succeeded condition of a run whose Pod succeeded:
-// every step exited 0, or says which ones onError: continue let pass.
-func succeededPast(continued []v1.StepState) *Condition {
+// succeededPast is the Succeeded condition of a run whose Pod, pod,
+// succeeded: every step exited 0, or says which ones onError: continue let
+// pass.
+func succeededPast(pod *corev1.Pod, continued []v1.StepState) *Condition {
 	if len(continued) == 0 {
 		return succeeded()
 	}
 	parts := make([]string, len(continued))
 	for i, step := range continued {
 		parts[i] = fmt.Sprintf("%q exited with code %d", step.Name, *step.ExitCode)
+		if step.Reason == v1.StepReasonTimedOut {
+			parts[i] = fmt.Sprintf("%q timed out%s", step.Name, timedOutAfter(pod, step.Name))
+		}
 	}
 	o := succeeded()
 	o.Message = fmt.Sprintf("every step exited 0 or was let pass by onError: continue (%s)", strings.Join(parts, ", "))

@@ -104,6 +104,9 @@ func stepFailed(pod *corev1.Pod, step v1.StepState, container string) *Condition
 	if f := startFailureOf(pod, container, containerStatuses(pod)[container]); f != nil {
 		return f.outcome(step.Name)
 	}
+	if step.Reason == v1.StepReasonTimedOut {
+		return failed(v1.ReasonStepTimedOut, "step %q timed out%s", step.Name, timedOutAfter(pod, step.Name))
+	}
 	message := fmt.Sprintf("step %q exited with code %d", step.Name, *step.ExitCode)
 	if step.Reason == containerOOMKilled {
 		message += " (OOMKilled: killed for using too much memory)"

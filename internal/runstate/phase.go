@@ -38,6 +38,7 @@ func Reasons() []Reason {
 		{metav1.ConditionFalse, v1.ReasonImagePullFailed},
 		{metav1.ConditionFalse, v1.ReasonPodConfigFailed},
 		{metav1.ConditionFalse, v1.ReasonPendingTimeout},
+		{metav1.ConditionFalse, v1.ReasonStepTimedOut},
 		{metav1.ConditionFalse, v1.ReasonFailed},
 	}
 }

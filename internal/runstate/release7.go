@@ -22,20 +22,13 @@ const Release7Needed = "needs minitask release 7; this release keeps it but cann
 
 // TaskSpecRelease7Fields returns the path, under path (a Task's spec, or a
 // run's taskSpec), of each field of spec that this release keeps but does
-// not run yet, in the order the API lists them: a step's timeout and the
-// sidecars.
+// not run yet: the sidecars. (A step's securityContext, imagePullPolicy and
+// timeout and the stepTemplate were such fields; this release runs them.)
 func TaskSpecRelease7Fields(spec *v1.TaskSpec, path *field.Path) []*field.Path {
 	if spec == nil {
 		return nil
 	}
 	var paths []*field.Path
-	for i := range spec.Steps {
-		step := &spec.Steps[i]
-		at := path.Child("steps").Index(i)
-		if step.Timeout != nil {
-			paths = append(paths, at.Child("timeout"))
-		}
-	}
 	if len(spec.Sidecars) > 0 {
 		paths = append(paths, path.Child("sidecars"))
 	}

@@ -93,6 +93,11 @@ type TerminationMessage struct {
 	// the image has date): its container's times are not its command's.
 	StartedAt  *int64 `json:"startedAt,omitempty"`
 	FinishedAt *int64 `json:"finishedAt,omitempty"`
+	// TimedOut says that the script ran past the step's timeout, of
+	// TimeoutSeconds, and was stopped (internal/stepscript's timer);
+	// ExitCode is still the script's own.
+	TimedOut       bool   `json:"timedOut,omitempty"`
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
 }
 
 // ResultsTooLarge is what a script step reports of results that did not fit

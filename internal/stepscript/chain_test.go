@@ -24,6 +24,8 @@ import (
 type chainStep struct {
 	script  string
 	onError v1.OnError
+	// timer, if it has a timeout, bounds the step (timer.go).
+	timer Timer
 }
 
 // chainRun is what each step of a chain did, and the lines their scripts
@@ -50,11 +52,16 @@ func chainCommands(t *testing.T, shell testShell, steps []chainStep) ([]*exec.Cm
 	var messages []string
 	for i, step := range steps {
 		messages = append(messages, filepath.Join(dir, fmt.Sprintf("message-%d", i+1)))
-		command := ChainedCommand(step.script, step.onError, protocol, i+1, len(steps))
-		if command[2] != chainedWrapper || command[3] != chainedWrapperName {
+		command := ChainedCommand(step.script, step.onError, step.timer, protocol, i+1, len(steps))
+		timed := step.timer.Timeout > 0
+		wrapper, name := chainedWrapper, chainedWrapperName
+		if timed {
+			wrapper, name = timedChainedWrapper, timedChainedWrapperName
+		}
+		if command[2] != wrapper || command[3] != name {
 			t.Fatalf("ChainedCommand does not run the chained wrapper: %q", command[:4])
 		}
-		command[0], command[2] = shell.sh, wrapperScript(shell.sh, resultsDir, messages[i], gates+"/step-")
+		command[0], command[2] = shell.sh, wrapperScript(shell.sh, resultsDir, messages[i], gates+"/step-", timed)
 		cmd := exec.Command(command[0], command[1:]...)
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=" + shell.path, "LOG=" + log, fmt.Sprintf("STEP=%d", i+1)}
@@ -304,8 +311,8 @@ func TestChainedStepsOfDifferentUsers(t *testing.T) {
 			messages := make([]string, len(users))
 			for i, uid := range users {
 				messages[i] = filepath.Join(shm, fmt.Sprintf("message-%d", i+1))
-				command := ChainedCommand(`echo "$(id -u)" >>"$LOG"`, "", protocol, i+1, len(users))
-				command[2] = wrapperScript("/bin/sh", resultsDir, messages[i], filepath.Join(shm, "minitask-steps")+"/")
+				command := ChainedCommand(`echo "$(id -u)" >>"$LOG"`, "", Timer{}, protocol, i+1, len(users))
+				command[2] = wrapperScript("/bin/sh", resultsDir, messages[i], filepath.Join(shm, "minitask-steps")+"/", false)
 				cmds[i] = exec.Command("/bin/sh", command[1:]...)
 				cmds[i].Dir = base
 				cmds[i].Env = []string{"PATH=" + os.Getenv("PATH"), "LOG=" + log}

@@ -2,6 +2,7 @@ package stepscript
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -11,7 +12,9 @@ import (
 
 // TestCommand pins where the command puts each argument: kwok's stages read
 // the script as the argument after "minitask-step" (hack/kwok/stages), and
-// the controller's Pods of earlier releases carry these commands.
+// the controller's Pods of earlier releases carry these commands; a timed
+// step's wrapper has a name of its own, which says that its two arguments
+// come before the results.
 func TestCommand(t *testing.T) {
 	withResults := wrappers.Task("ns", "t").Step("a", "alpine:3", "true").Step("b", "alpine:3", "true").
 		Step("c", "alpine:3", "true").Step("d", "alpine:3", "true").Obj()
@@ -19,6 +22,7 @@ func TestCommand(t *testing.T) {
 	tests := map[string]struct {
 		script  string
 		onError v1.OnError
+		timer   Timer
 		task    *v1.Task
 		want    []string
 	}{
@@ -33,11 +37,21 @@ func TestCommand(t *testing.T) {
 			task:    withResults,
 			want:    []string{"/bin/sh", "-c", "WRAPPER", "minitask-step", `echo "$x"`, "continue", "3072", "version", "digest"},
 		},
+		"a timeout: the timed wrapper, its timeout and grace in whole seconds, rounded up, before the results": {
+			script: "make",
+			timer:  Timer{Timeout: 1500 * time.Millisecond, Grace: 30 * time.Second},
+			task:   withResults,
+			want:   []string{"/bin/sh", "-c", "WRAPPER", "minitask-timed-step", "make", "stopAndFail", "3072", "2", "30", "version", "digest"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := Command(tc.script, tc.onError, ProtocolFor(tc.task))
-			if got[2] != scriptWrapper {
+			got := Command(tc.script, tc.onError, tc.timer, ProtocolFor(tc.task))
+			wrapper := scriptWrapper
+			if tc.timer.Timeout > 0 {
+				wrapper = timedWrapper
+			}
+			if got[2] != wrapper {
 				t.Errorf("the third argument is not the wrapper: %.80q", got[2])
 			}
 			got[2] = "WRAPPER"

@@ -9,7 +9,8 @@
 //
 //	/bin/sh -c WRAPPER minitask-step SCRIPT ONERROR LIMIT RESULT...
 //
-// WRAPPER is the constant text below; the script and the result names are
+// (a step with a timeout runs a timed wrapper, with two more arguments:
+// timer.go). WRAPPER is the constant text below; the script and the result names are
 // its arguments, never pasted into it, so no script can break out of it.
 // The wrapper runs the script as the step always ran it, /bin/sh -c SCRIPT,
 // with the container's stdin, stdout and stderr, so that $0, set -e, traps
@@ -94,8 +95,12 @@ END {
 // scriptWrapper is the wrapper of every script step of a Pod whose steps
 // are init containers; chainedWrapper, of every step of a chained Pod.
 var (
-	scriptWrapper  = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath, "")
-	chainedWrapper = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath, GatePrefix)
+	scriptWrapper  = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath, "", false)
+	chainedWrapper = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath, GatePrefix, false)
+	// timedWrapper and timedChainedWrapper are their counterparts for a
+	// step with a timeout (timer.go).
+	timedWrapper        = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath, "", true)
+	timedChainedWrapper = wrapperScript(scriptShell, runstate.ResultsDir, runstate.TerminationMessagePath, GatePrefix, true)
 )
 
 // scriptShell runs every script: /bin/sh -c SCRIPT.
@@ -159,7 +164,9 @@ const GatePrefix = "/dev/shm/minitask-steps/"
 // nothing, writes {"skipped":true} as its message, hands skip on and exits
 // 0: only the step that failed fails. A step that was signalled (its run
 // cancelled or timed out) hands skip on too, whatever its code.
-func wrapperScript(shell, resultsDir, messagePath, gates string) string {
+//
+// A timed wrapper (timed) also bounds the script by its timeout (timer.go).
+func wrapperScript(shell, resultsDir, messagePath, gates string, timed bool) string {
 	header, prologue, shift, epilogue := scriptHeader, "", 3, `[ "$mode" = %[6]s ] && exit 0
 exit "$code"
 `
@@ -170,12 +177,26 @@ exit "$code"
 		header, prologue, shift, epilogue = chainHeader, chainPrologue, 5, chainEpilogue
 		times, timesFormat, timesArg = chainTimes, "%s", ` "$times"`
 	}
+	// A timed wrapper's text is the untimed one's with timerTraps,
+	// timerStart, timerStop and timerVerdict added (see timer.go): a step
+	// without a timeout runs the very text it ran before steps had one.
+	traps, start, stop := "", "", ""
+	if timed {
+		timeout := shift + 1
+		traps = fmt.Sprintf(timerTraps, timeout, timeout+1)
+		start, stop = timerStart, timerStop
+		times += timerMessage
+		timesFormat += "%s"
+		timesArg += ` "$timedout"`
+		epilogue = timerVerdict + epilogue
+		shift += 2
+	}
 	return fmt.Sprintf(header+`trap 'forward TERM' TERM
 trap 'forward HUP' HUP
-`+prologue+`{ %[1]s -c "$1" <&3 3<&- & } 3<&0
+`+traps+prologue+`{ %[1]s -c "$1" <&3 3<&- & } 3<&0
 pid=$!
 [ -z "$caught" ] || kill -"$caught" "$pid" 2>/dev/null
-while :; do
+`+start+`while :; do
 	caught=
 	wait "$pid"
 	code=$?
@@ -186,7 +207,7 @@ while :; do
 	[ "$last" -eq 127 ] || code=$last
 	break
 done
-%[9]smode=$2
+`+stop+`%[9]smode=$2
 limit=$3
 shift %[8]d
 dir=%[2]s
@@ -364,14 +385,20 @@ func ProtocolFor(task *v1.Task) Protocol {
 
 // Command returns the command of a script step whose references are
 // already replaced: the wrapper, then the script, the step's onError
-// (stopAndFail when empty), the message's limit and the names of the
-// Task's results.
-func Command(script string, onError v1.OnError, protocol Protocol) []string {
+// (stopAndFail when empty), the message's limit, the timer's timeout and
+// grace when it has a timeout (timer.go), and the names of the Task's
+// results.
+func Command(script string, onError v1.OnError, timer Timer, protocol Protocol) []string {
 	if onError == "" {
 		onError = v1.OnErrorStopAndFail
 	}
-	command := make([]string, 0, 7+len(protocol.Results))
-	command = append(command, scriptShell, "-c", scriptWrapper, wrapperName, script, string(onError), strconv.Itoa(protocol.MessageLimit))
+	wrapper, name, timerArgs := scriptWrapper, wrapperName, []string(nil)
+	if timer.Timeout > 0 {
+		wrapper, name, timerArgs = timedWrapper, timedWrapperName, timer.args()
+	}
+	command := make([]string, 0, 9+len(protocol.Results))
+	command = append(command, scriptShell, "-c", wrapper, name, script, string(onError), strconv.Itoa(protocol.MessageLimit))
+	command = append(command, timerArgs...)
 	return append(command, protocol.Results...)
 }
 
@@ -379,8 +406,9 @@ func Command(script string, onError v1.OnError, protocol Protocol) []string {
 // chained Pod of steps steps: the chained wrapper, named chainedWrapperName,
 // then the script, onError, the message's limit, the step it waits for and
 // its own number (each empty for none: the first waits for no step, the last
-// hands over to none), and the Task's result names.
-func ChainedCommand(script string, onError v1.OnError, protocol Protocol, step, steps int) []string {
+// hands over to none), the timer's timeout and grace when it has a timeout,
+// and the Task's result names.
+func ChainedCommand(script string, onError v1.OnError, timer Timer, protocol Protocol, step, steps int) []string {
 	if onError == "" {
 		onError = v1.OnErrorStopAndFail
 	}
@@ -391,8 +419,13 @@ func ChainedCommand(script string, onError v1.OnError, protocol Protocol, step, 
 	if step < steps {
 		self = strconv.Itoa(step)
 	}
-	command := make([]string, 0, 9+len(protocol.Results))
-	command = append(command, scriptShell, "-c", chainedWrapper, chainedWrapperName, script, string(onError), strconv.Itoa(protocol.MessageLimit), after, self)
+	wrapper, name, timerArgs := chainedWrapper, chainedWrapperName, []string(nil)
+	if timer.Timeout > 0 {
+		wrapper, name, timerArgs = timedChainedWrapper, timedChainedWrapperName, timer.args()
+	}
+	command := make([]string, 0, 11+len(protocol.Results))
+	command = append(command, scriptShell, "-c", wrapper, name, script, string(onError), strconv.Itoa(protocol.MessageLimit), after, self)
+	command = append(command, timerArgs...)
 	return append(command, protocol.Results...)
 }
 

@@ -93,6 +93,13 @@ func runWrapperWithLimit(t *testing.T, shell testShell, script string, onError v
 // first, as an earlier step would have.
 func wrapperCommand(t *testing.T, shell testShell, script string, onError v1.OnError, results []string, files map[string][]byte, messageLimit int) (*exec.Cmd, string) {
 	t.Helper()
+	return timedWrapperCommand(t, shell, script, onError, Timer{}, results, files, messageLimit)
+}
+
+// timedWrapperCommand is wrapperCommand for a step bounded by timer (no
+// bound when its timeout is 0).
+func timedWrapperCommand(t *testing.T, shell testShell, script string, onError v1.OnError, timer Timer, results []string, files map[string][]byte, messageLimit int) (*exec.Cmd, string) {
+	t.Helper()
 	dir := t.TempDir()
 	resultsDir := filepath.Join(dir, "results")
 	if err := os.Mkdir(resultsDir, 0o755); err != nil {
@@ -104,11 +111,12 @@ func wrapperCommand(t *testing.T, shell testShell, script string, onError v1.OnE
 		}
 	}
 	messagePath := filepath.Join(dir, "termination-log")
-	command := Command(script, onError, Protocol{Results: results, MessageLimit: messageLimit})
-	if command[2] != scriptWrapper {
+	command := Command(script, onError, timer, Protocol{Results: results, MessageLimit: messageLimit})
+	timed := timer.Timeout > 0
+	if wrapper := map[bool]string{false: scriptWrapper, true: timedWrapper}[timed]; command[2] != wrapper {
 		t.Fatalf("Command does not run the wrapper: %q", command)
 	}
-	command[0], command[2] = shell.sh, wrapperScript(shell.sh, resultsDir, messagePath, "")
+	command[0], command[2] = shell.sh, wrapperScript(shell.sh, resultsDir, messagePath, "", timed)
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + shell.path, "RESULTS=" + resultsDir}

@@ -124,7 +124,7 @@ func oneContainerPod(name string, task *v1.Task) client.Object {
 	protocol := stepscript.ProtocolFor(task)
 	var commands []string
 	for _, step := range task.Spec.Steps {
-		commands = append(commands, shellWords(stepscript.Command(step.Script, step.OnError, protocol)))
+		commands = append(commands, shellWords(stepscript.Command(step.Script, step.OnError, stepscript.Timer{}, protocol)))
 	}
 	pod := barePod(name)
 	pod.Spec.Containers = []corev1.Container{{Name: "steps", Image: stepImage,

@@ -230,7 +230,7 @@ func floorPod(run *v1.TaskRun) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: container, Image: step.Image,
-				Command: stepscript.Command(step.Script, step.OnError, stepscript.ProtocolFor(task))}},
+				Command: stepscript.Command(step.Script, step.OnError, stepscript.Timer{}, stepscript.ProtocolFor(task))}},
 			ActiveDeadlineSeconds:        deadline.ActiveDeadlineSeconds(now),
 			AutomountServiceAccountToken: ptr.To(false),
 		},

@@ -69,18 +69,6 @@ func taskRelease7(ctx context.Context, task, old *v1beta1.Task) field.ErrorList 
 // runstate.TaskSpecRelease7Fields gives (TestRelease7FieldsAreRunstates).
 func taskRelease7Fields(spec *v1.TaskSpec) []release7Field {
 	var fields []release7Field
-	for i := range spec.Steps {
-		s := &spec.Steps[i]
-		add := func(name string, value any) {
-			fields = append(fields, release7Field{
-				path: field.NewPath("spec", "steps").Index(i).Child(name), key: "steps[" + s.Name + "]." + name, value: value,
-			})
-		}
-		if s.Timeout != nil {
-			// As written: a write that changes the text changes the field.
-			add("timeout", s.Timeout.String())
-		}
-	}
 	if len(spec.Sidecars) > 0 {
 		fields = append(fields, release7Field{path: field.NewPath("spec", "sidecars"), key: "sidecars", value: spec.Sidecars})
 	}

@@ -59,6 +59,9 @@ type step struct {
 	script  string
 	command []string
 	onError string
+	// timeout, if set, is the step's timeout in seconds: its wrapper is
+	// the timed one.
+	timeout string
 }
 
 // wrapperArgs stands for the controller's wrapper text: the stage must never
@@ -92,6 +95,10 @@ func testPod(steps []step, declared []string, running int, startedAt time.Time, 
 			}
 			args := []string{s.script, onError, "4096"}
 			wrapper := "minitask-step"
+			timer := []string{s.timeout, "30"}
+			if s.timeout != "" && !chained {
+				args, wrapper = append(args, timer...), "minitask-timed-step"
+			}
 			if chained {
 				after, self := "", ""
 				if i > 0 {
@@ -102,6 +109,9 @@ func testPod(steps []step, declared []string, running int, startedAt time.Time, 
 				}
 				args = append(args, after, self)
 				wrapper = "minitask-chained-step"
+				if s.timeout != "" {
+					args, wrapper = append(args, timer...), "minitask-timed-chained-step"
+				}
 			}
 			command = append(append([]string{"/bin/sh", "-c", wrapperArgs, wrapper}, args...), declared...)
 		}
@@ -262,6 +272,21 @@ func TestStepDoneEndsStepsAsTheWrapperWould(t *testing.T) {
 			running: 1,
 			want:    ending{Reason: "Completed", Message: `{"exitCode":0,"results":{"digest":"sha256:4f1c","version":"1.4.2"}}`, Phase: "Succeeded"},
 		},
+		"a timed step that ends first: as any step, its results read after the timer's arguments": {
+			steps:   []step{{name: "report", script: "result digest d\nsleep 2\nexit 3", timeout: "60"}},
+			running: 0,
+			want:    ending{ExitCode: 3, Reason: "Error", Message: `{"exitCode":3,"results":{"digest":"d"}}`, Phase: "Failed"},
+		},
+		"a timed step past its timeout: 143, timedOut in the message": {
+			steps:   []step{{name: "report", script: "result digest d\nsleep 90", timeout: "60"}},
+			running: 0,
+			want:    ending{ExitCode: 143, Reason: "Error", Message: `{"exitCode":143,"results":{"digest":"d"},"timedOut":true,"timeoutSeconds":60}`, Phase: "Failed"},
+		},
+		"a timed step past its timeout under onError continue: the next step starts": {
+			steps:   []step{{name: "probe", script: "sleep 90", onError: "continue", timeout: "60"}, {name: "report", script: "true"}},
+			running: 0,
+			want:    ending{Reason: "Completed", Message: `{"exitCode":143,"results":{},"timedOut":true,"timeoutSeconds":60}`, Phase: "Running"},
+		},
 		"a Pod of an earlier release: the script is the command's": {
 			steps:   []step{{name: "old", command: []string{"/bin/sh", "-c", "result version 1\nexit 4"}}},
 			running: 0,
@@ -298,6 +323,8 @@ func TestStepDoneDelayReadsTheScript(t *testing.T) {
 		want time.Duration
 	}{
 		"a script step's sleep, not the wrapper's":                 {one(step{name: "s", script: "echo hi\nsleep 4\nexit 0"}), 4 * time.Second},
+		"a timed step's sleep, cut at its timeout":                 {one(step{name: "s", script: "sleep 90", timeout: "3"}), 3 * time.Second},
+		"a timed step's sleep within its timeout":                  {one(step{name: "s", script: "sleep 2", timeout: "3"}), 2 * time.Second},
 		"a script step without sleep: 1 s":                         {one(step{name: "s", script: "exit 3"}), time.Second},
 		"a command step's sleep":                                   {one(step{name: "c", command: []string{"sh", "-c", "sleep 3"}}), 3 * time.Second},
 		"a chained Pod's first step: from the Pod's start":         {chained(0), time.Second},
