@@ -150,10 +150,9 @@ build-installer: manifests ## Write dist/install.yaml: config/default with the i
 # NODE=real runs the steps on a real kubelet (hack/real-node.sh) instead of kwok.
 NODE ?= kwok
 
-# The Pod shape the manager of `make run` builds: chained, the shape the next
-# release builds by default, so that the local cluster shows it (the steps of
-# one Pod hand over one at a time). POD_SHAPE=init-containers shows this
-# release's default.
+# The Pod shape the manager of `make run` builds: chained, the manager's
+# default (the steps of one Pod hand over one at a time).
+# POD_SHAPE=init-containers shows the other shape.
 POD_SHAPE ?= chained
 
 .PHONY: run

@@ -132,12 +132,12 @@ func parseFlags() (options, zap.Options) {
 			"the run ends PodFailed, naming the node, or with retries waits for the node to be deleted or tainted "+
 			"node.kubernetes.io/out-of-service before its next attempt. Also the Pods' tolerationSeconds for the not-ready and "+
 			"unreachable taints. 0 loses a Pod only with a node deleted or tainted out of service, and leaves the cluster's default tolerations.")
-	flag.StringVar(&o.podShape, "pod-shape", runstate.PodShapeInitContainers,
+	flag.StringVar(&o.podShape, "pod-shape", runstate.PodShapeChained,
 		"The shape of the Pods of TaskRuns: init-containers (every step but the last an init container: the kubelet starts each "+
 			"at its next relist, a second a step on its defaults) or chained (every step a container that waits for the one before, "+
 			"and hands over in milliseconds; a Task it cannot run as promised gets init containers, and its Pod says why). "+
-			"A release reads chained Pods one release before it builds them by default: set chained only once no rollback "+
-			"to a release older than this one is planned (docs/lifecycle.md, \"The Pod's shape\").")
+			"Chained by default from release 7: release 6, the release a rollback goes back to, reads chained Pods; a rollback "+
+			"by two releases needs init-containers first (docs/lifecycle.md, \"The Pod's shape\").")
 	zo := zap.Options{Development: true}
 	zo.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -79,8 +79,8 @@ type TaskRunReconciler struct {
 	// loses a Pod, and leaves the cluster's default tolerations.
 	NodeLostTimeout time.Duration
 	// PodShape is the shape of the Pods it builds (pod_shape.go):
-	// runstate.PodShapeInitContainers, the default, or
-	// runstate.PodShapeChained.
+	// runstate.PodShapeChained, the manager's default (--pod-shape), or
+	// runstate.PodShapeInitContainers, which the zero value builds too.
 	PodShape string
 
 	// now is the clock, time.Now when nil; tests of the stages set it.

@@ -39,7 +39,7 @@ const (
 
 // nodePodShape is the Pod shape the real-node tests' manager builds
 // (startNodeManager): chained, so that every promise they check is kept by
-// chained Pods, the next release's default, on a real kubelet; Tasks the
+// chained Pods, the default since release 7, on a real kubelet; Tasks the
 // chained shape cannot run fall back to init containers, as they would
 // anywhere. TestNodeInitContainers keeps the default shape proven.
 const nodePodShape = runstate.PodShapeChained

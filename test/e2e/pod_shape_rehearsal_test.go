@@ -21,8 +21,14 @@ import (
 // shape of Pod they have.
 
 // chainedShape is the flag that makes the current manager build chained Pods,
-// as the next release will by default.
+// its default since release 7, said where a rehearsal must not depend on the
+// default.
 const chainedShape = "--pod-shape=chained"
+
+// initContainersShape is the flag that makes the current manager build
+// init containers, as release 6 (the release before chained Pods by
+// default) does.
+const initContainersShape = "--pod-shape=init-containers"
 
 // checkStepsAndShapes checks, once the named runs have finished, that each
 // ended as want says, its status.steps as stepsSeen says, every step that
@@ -81,12 +87,11 @@ const (
 
 // rehearseShapeRollback rehearses turning the chained Pod shape off while
 // chained Pods run: the current manager, started with --pod-shape=chained
-// (as the next release will build Pods), runs two runs whose chained Pods
-// are mid-step (the second of three, or four steps where the third fails);
-// it is then replaced by the current manager with the default shape, init
-// containers, standing for a release that reads chained Pods but does not
-// build them: a rollback by one release from the release that builds them
-// by default. The runs must finish through their chained Pods with the
+// (its default), runs two runs whose chained Pods are mid-step (the second
+// of three, or four steps where the third fails); it is then replaced by
+// the current manager with --pod-shape=init-containers, standing for a
+// release that reads chained Pods but does not build them (release 6): a
+// rollback by one release from the release that builds them by default. The runs must finish through their chained Pods with the
 // right status.steps (each step started when the one before ended; after
 // the failing step, the skipped one Waiting, never started); a new run
 // must get init containers. The current manager must be running with
@@ -126,7 +131,7 @@ func (r *v1Rehearsal) rehearseShapeRollback() {
 	pods := r.runningPods(inFlight...)
 	r.checkStillRunning(pods...)
 	r.m.stop()
-	r.m = startManager(t, r.c)
+	r.m = startManager(t, r.c, initContainersShape)
 	// The rehearsal proves something only if the default shape's manager
 	// meets chained Pods that still run.
 	r.checkStillRunning(pods...)

@@ -33,7 +33,7 @@ import (
 // version migration (Kubernetes 1.37), so the platform must have done it,
 // asked by the manager (checkMigratedBy); TestRollbackToRelease5's roll
 // forward is the same move on a cluster without it, by the manager. The current manager builds chained Pods
-// (--pod-shape=chained, as the next release will by default): release 5's
+// (--pod-shape=chained, the default since release 7): release 5's
 // runs in flight must end through their init containers with the right
 // status.steps, and the run release 5 never started must get a chained Pod.
 // Then the chained shape is turned off while chained Pods run
