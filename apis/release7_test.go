@@ -55,11 +55,17 @@ func TestAPIServerKeepsRelease7Fields(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "needs minitask release 7") || !strings.Contains(err.Error(), "spec.sidecars") {
 		t.Fatalf("creating a v1 Task with sidecars: %v; want it refused, naming spec.sidecars and release 7", err)
 	}
-	run := mustUnstructured(t, "apiVersion: minitask.dev/v1\nkind: TaskRun\nmetadata: {name: inline}\n"+
-		"spec:\n  taskSpec:\n    steps: [{name: s, image: alpine}]\n", ns)
+	run := mustUnstructured(t, "apiVersion: minitask.dev/v1\nkind: TaskRun\nmetadata: {name: inline-sidecar}\n"+
+		"spec:\n  taskSpec:\n    sidecars: [{name: db, image: postgres}]\n    steps: [{name: s, image: alpine}]\n", ns)
 	err = env.Client.Create(ctx, run)
-	if err == nil || !strings.Contains(err.Error(), "spec.taskSpec: Forbidden: needs minitask release 7") {
-		t.Fatalf("creating a v1 run with a taskSpec: %v; want it refused, naming spec.taskSpec and release 7", err)
+	if err == nil || !strings.Contains(err.Error(), "spec.taskSpec.sidecars: Forbidden: needs minitask release 7") {
+		t.Fatalf("creating a v1 run with sidecars in its taskSpec: %v; want it refused, naming spec.taskSpec.sidecars and release 7", err)
+	}
+	// An inline spec this release runs is taken.
+	run = mustUnstructured(t, "apiVersion: minitask.dev/v1\nkind: TaskRun\nmetadata: {name: inline-taken}\n"+
+		"spec:\n  taskSpec:\n    steps: [{name: s, image: alpine}]\n", ns)
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatalf("creating a v1 run with a taskSpec: %v", err)
 	}
 
 	// What release 7 stores.
