@@ -44,8 +44,11 @@ var goals = []goal{
 	{what: "storage migration of 10,000 objects within 2x the time to create them", base: "StorageMigration",
 		unit: "migrate-vs-create", limit: 2},
 	{what: "LIST of 1,500 × 10 KB Tasks, v1alpha1 over v1, the stored version", base: "ListThroughConversion", unit: "ratio", limit: 1.5},
-	{what: "cold LIST of 10,000 × 10 KB Tasks after a kube-apiserver restart, v1alpha1 over v1, the stored version",
-		base: "ColdList", unit: "cold-ratio", limit: 2},
+	// Issue 42 restated the cold LIST goal per converted cache that fills:
+	// three versions are served, so two caches fill through the webhook at
+	// once, and the first LIST of v1alpha1 waits for both.
+	{what: "cold LIST of 10,000 × 10 KB Tasks after a kube-apiserver restart, v1alpha1 over v1, the stored version, per converted cache that fills (two: v1alpha1 and v1beta1)",
+		base: "ColdList", unit: "cold-ratio-per-cache", limit: 2},
 	// Issue 43: a start reads no run where no run can need the time
 	// repair, so that it costs no conversion review per run (a few in all,
 	// if any, whatever the number of runs).
