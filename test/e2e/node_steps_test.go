@@ -79,13 +79,13 @@ func TestNodeSteps(t *testing.T) {
 	})
 }
 
-// TestNodeInitContainers runs, on a real node whose manager builds the
-// default Pod shape, init containers, the cases of TestNodeSteps whose
-// Tasks have many steps: the default shape stays proven on a real kubelet
-// while the other tests prove the chained one.
+// TestNodeInitContainers runs, on a real node whose manager builds init
+// containers (--pod-shape=init-containers, release 6's default), the cases
+// of TestNodeSteps whose Tasks have many steps: that shape stays proven on
+// a real kubelet while the other tests prove the chained one, the default.
 func TestNodeInitContainers(t *testing.T) {
 	c := newNodeCluster(t, "node-init-containers")
-	startManager(t, c)
+	startManager(t, c, initContainersShape)
 	cases := map[string]nodeCase{
 		"order-and-workspace":          orderAndWorkspace(),
 		"first-failure-stops":          firstFailureStops(),
