@@ -137,7 +137,10 @@ func inlineRun(name string, pause int) *minitaskv1.TaskRun {
 	return &minitaskv1.TaskRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: r7NS, Name: name},
 		Spec: minitaskv1.TaskRunSpec{TaskSpec: &minitaskv1.TaskSpec{
-			Steps: []minitaskv1.Step{{Name: "wait", Image: "alpine:3", Script: fmt.Sprintf("sleep %d", pause)}},
+			Steps: []minitaskv1.Step{
+				{Name: "say", Image: "alpine:3", Script: "echo inline"},
+				{Name: "wait", Image: "alpine:3", Script: fmt.Sprintf("sleep %d", pause)},
+			},
 		}},
 	}
 }

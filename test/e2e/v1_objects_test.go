@@ -185,14 +185,20 @@ func compareV1[B, V any](r *v1Rehearsal, kind string, beta map[string]*B, v1 map
 }
 
 // v1FromBeta is the JSON of a v1beta1 object in v1's shape: spec.timeout
-// is spec.timeouts.total, and the conversion annotation, which holds what
-// only v1 says, is not there. apiVersion and kind, which lists fill in, are
-// left out.
+// is spec.timeouts.total, a run's pinned spec (release 7's
+// status.taskSpec) is the one its conversion annotation holds, and the
+// annotation, which holds what only v1 says, is not there. apiVersion and
+// kind, which lists fill in, are left out.
 func v1FromBeta(obj map[string]any) map[string]any {
 	delete(obj, "apiVersion")
 	delete(obj, "kind")
 	if meta, ok := obj["metadata"].(map[string]any); ok {
 		if annotations, ok := meta["annotations"].(map[string]any); ok {
+			if pinned := pinnedSpecOf(annotations[conversionDataAnnotation]); pinned != nil {
+				if status, ok := obj["status"].(map[string]any); ok {
+					status["taskSpec"] = pinned
+				}
+			}
 			delete(annotations, conversionDataAnnotation)
 			if len(annotations) == 0 {
 				delete(meta, "annotations")
@@ -338,3 +344,23 @@ func writtenFields(r *v1Rehearsal, obj client.Object) map[string]any {
 // lastAppliedAnnotation is where kubectl apply (client-side) keeps what it
 // applied last.
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// pinnedSpecOf is the status.taskSpec that a conversion annotation's v1
+// member holds, nil for none.
+func pinnedSpecOf(annotation any) any {
+	text, ok := annotation.(string)
+	if !ok {
+		return nil
+	}
+	var data struct {
+		V1 struct {
+			Status struct {
+				TaskSpec any `json:"taskSpec"`
+			} `json:"status"`
+		} `json:"v1"`
+	}
+	if json.Unmarshal([]byte(text), &data) != nil {
+		return nil
+	}
+	return data.V1.Status.TaskSpec
+}
