@@ -45,7 +45,9 @@ type nodeCase struct {
 // TestNodeSteps runs, on one real node and all at once, runs whose steps
 // hand files, results and exit codes on, fail, run without a shell, bind
 // every kind of workspace, get a token or none, run as their images' users,
-// and run out of memory; their Pods chained where the Task allows.
+// and run out of memory; and what release 7 runs: a step timed out (its
+// trap runs), a step's added capabilities, a retry of a pinned spec whose
+// Task was edited; their Pods chained where the Task allows.
 func TestNodeSteps(t *testing.T) {
 	c := newNodeCluster(t, "node-steps")
 	startNodeManager(t, c, "--pod-config-timeout="+podConfigTimeout.String())
@@ -71,6 +73,9 @@ func TestNodeSteps(t *testing.T) {
 		"late-configmap":               lateConfigMap(),
 		"missing-configmap":            missingConfigMap(),
 		"retry-real-failure":           retryAfterRealFailure(hostDir),
+		"step-timeout-trap":            stepTimeoutRunsTrap(),
+		"added-capabilities":           addedCapabilities(),
+		"edited-task-keeps-retry":      editedTaskKeepsRetry(hostDir),
 	}
 	runNodeCases(t, c, cases, true)
 	t.Run("samples", func(t *testing.T) {
