@@ -73,14 +73,16 @@ func TestUpgradeFromRelease4(t *testing.T) {
 	r.checkStorageMigrated(frozenStorage)
 	r.lap("objects through v1")
 
-	// On to release 6, as the train goes: everything release 4 and 5
-	// wrote moves to v1 and reads as before, through every version.
+	// On to now, as the train goes: everything release 4 and 5 wrote moves
+	// to v1, by the manager's own migration (the cluster does not serve
+	// the platform's), and reads as before, through every version.
 	underRelease5 := r.readViews()
 	r.upgradeToCurrent(underRelease5, nil)
 	r.checkStorageMigrated(currentStorage)
-	r.checkEverythingKept(underRelease5, nil, "after the upgrade from release 5 to release 6")
-	r.lap("upgrade to release 6")
-	r.report("release 4 → 5 → 6")
+	r.checkMigratedBy(byManager)
+	r.checkEverythingKept(underRelease5, nil, "after the upgrade from release 5 to now")
+	r.lap("upgrade to now")
+	r.report("release 4 → 5 → now")
 }
 
 // v1Rehearsal carries what the rehearsals of releases 5 and 6 share: the

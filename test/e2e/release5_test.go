@@ -14,8 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	minitaskv1 "github.com/minitask-dev/minitask/apis/v1"
 )
 
 // TestUpgradeFromRelease5 rehearses the upgrade from release 5 to the
@@ -31,8 +29,8 @@ import (
 // rewritten every object, managedFields kept, so that etcd holds each as v1
 // and storedVersions is [v1]. The cluster serves the platform's storage
 // version migration (Kubernetes 1.37), so the platform must have done it,
-// asked by the manager (checkMigratedBy); TestRollbackToRelease5's roll
-// forward is the same move on a cluster without it, by the manager. The current manager builds chained Pods
+// asked by the manager (checkMigratedBy); TestUpgradeFromRelease4's last
+// step is the same move on a cluster without it, by the manager. The current manager builds chained Pods
 // (--pod-shape=chained, the default since release 7): release 5's
 // runs in flight must end through their init containers with the right
 // status.steps, and the run release 5 never started must get a chained Pod.
@@ -74,72 +72,6 @@ func TestUpgradeFromRelease5(t *testing.T) {
 	r.report("release 5 → 6 (chained Pods) → 6 (init containers), then 6 → 4 refused")
 }
 
-// TestRollbackToRelease5 rehearses the rollback from the current tree
-// (release 6, which stores v1) to release 5, as docs/upgrading.md tells an
-// operator to roll back, and the roll forward after it. Objects are written
-// through all three versions, with runs in flight and a v1 run no
-// controller saw (createRelease5Objects), all stored as v1; then release
-// 5's CRDs and real manager are installed. The API server must take release
-// 5's CRDs (they have v1, which storedVersions lists); release 5's storage
-// migration must move every object back to v1beta1 and trim storedVersions
-// to [v1beta1]; the runs in flight must finish once; every object must read
-// through every version as before, managedFields kept (release 5 serves
-// v1: no entry is dropped). A run that only release 6 can run (an array
-// param), written under release 6 but never started, must wait Pending under
-// release 5, its message naming release 6, with no Pod
-// (release6_typed_test.go). Rolled forward, the current release must move
-// them to v1 again, every object reading as before, and run that run. The
-// cluster does not serve the platform's storage version migration, as
-// Kubernetes 1.30 to 1.36 do not: the roll forward is the release 5 → 6
-// storage move by the manager's own migration (checkMigratedBy), where
-// TestUpgradeFromRelease5's is the platform's.
-func TestRollbackToRelease5(t *testing.T) {
-	t.Parallel()
-	r := newV1RehearsalOn(t, "rollback-5", []clusterOption{withoutStorageVersionMigration}, release5)
-	// Release 5 reads only init containers: the current manager builds
-	// them, as docs/upgrading.md has an operator do before going back to
-	// release 5, a rollback by two releases from release 7.
-	r.currentArgs = []string{initContainersShape}
-	// The runs in flight must outlast the rollback, not the build of
-	// release 5's manager: it is built before they start.
-	release5.build(t)
-	r.upgradeToCurrent(views{}, nil)
-	r.lap("install release 6")
-	before := r.createRelease5Objects()
-	r.createRelease6Only()
-	r.checkV1Views("under release 6")
-	r.checkStorageMigrated(currentStorage)
-	r.lap("release 6")
-
-	r.installRelease(release5, before, release5InFlight, r.runningPods(r5Running, r5aRunning, v1Running)...)
-	r.checkRelease5CRDs()
-	r.checkRelease6OnlyWaits()
-	r.lap("rollback to release 5")
-	r.checkRunsFinished(release5Outcomes, 2*release5RunningSeconds*time.Second, "after the rollback to release 5")
-	r.checkRunPods(r5Running, r5aRunning, v1Running, v1New)
-	r.checkStorageMigrated(frozenStorage)
-	r.checkViewsKept(before, release5InFlight, "after the rollback to release 5, listed")
-	r.compareViewsKept(before, r.getViews(), release5InFlight, "after the rollback to release 5, read one by one")
-	r.checkManagedFieldsKept(before, release5InFlight, "after the rollback to release 5")
-	r.checkWritten("after the rollback to release 5")
-	r.checkV1Views("after the rollback to release 5")
-	// Release 5's controller logs it as an error when its storage
-	// migration rewrites a run it is about to start (v1New), and tries
-	// again: the run still gets one Pod (checkPods). Release 6 waits for
-	// the rewrite's event instead, quietly.
-	r.checkManagerLog("after the rollback to release 5", "changed since the cache read it (resourceVersion")
-	r.checkPods()
-	r.lap("runs in flight finished")
-
-	r.upgradeToCurrent(r.readViews(), nil)
-	r.checkRelease6OnlyRan()
-	r.checkStorageMigrated(currentStorage)
-	r.checkMigratedBy(byManager)
-	r.checkEverythingKept(before, release5InFlight, "after the roll forward to release 6")
-	r.lap("roll forward to release 6")
-	r.report("release 6 → 5 → 6")
-}
-
 // checkEverythingKept checks, after a release's step, that every object of
 // before reads as it did through every version, listed and one by one,
 // keeps its managedFields, and reads as written through the version it was
@@ -175,33 +107,6 @@ func (r *v1Rehearsal) checkRewritten(before views, when string) {
 	}
 	if len(kept) > 0 {
 		r.t.Errorf("%s, objects the storage migration did not rewrite (their resourceVersion is the same): %v", when, kept)
-	}
-}
-
-// checkRelease5CRDs checks that release 5's CRDs are what the API server
-// holds after the rollback: v1, v1alpha1 and v1beta1 served, v1beta1 the
-// storage version, and v1 still read.
-func (r *v1Rehearsal) checkRelease5CRDs() {
-	for _, name := range crdNames {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := r.c.client.Get(context.Background(), client.ObjectKey{Name: name}, crd); err != nil {
-			r.t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, v := range crd.Spec.Versions {
-			got[v.Name] = fmt.Sprintf("served %t, storage %t, deprecated %t", v.Served, v.Storage, v.Deprecated)
-		}
-		want := map[string]string{
-			"v1":       "served true, storage false, deprecated false",
-			"v1alpha1": "served true, storage false, deprecated true",
-			"v1beta1":  "served true, storage true, deprecated false",
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			r.t.Errorf("versions of CRD %s after the rollback to release 5 (-want +got):\n%s", name, diff)
-		}
-	}
-	if err := r.c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v1Greet}, &minitaskv1.Task{}); err != nil {
-		r.t.Errorf("reading Task %s through v1 after the rollback to release 5: %v", v1Greet, err)
 	}
 }
 
