@@ -56,11 +56,7 @@ func checkCRD(release Release, name string, cur *apiextensionsv1.CustomResourceD
 		if !ov.Served || cv == nil || !cv.Served {
 			continue
 		}
-		oldSchema, err := structural(old, ov)
-		if err != nil {
-			return nil, err
-		}
-		curSchema, err := structural(cur, cv)
+		oldSchema, curSchema, err := structuralPair(old, ov, cur, cv)
 		if err != nil {
 			return nil, err
 		}

@@ -34,11 +34,7 @@ func CheckKept(newest Release, current CRDSet) ([]Problem, error) {
 			if !cv.Served || ov == nil {
 				continue
 			}
-			oldSchema, err := structural(old, ov)
-			if err != nil {
-				return nil, err
-			}
-			curSchema, err := structural(cur, cv)
+			oldSchema, curSchema, err := structuralPair(old, ov, cur, cv)
 			if err != nil {
 				return nil, err
 			}

@@ -69,12 +69,9 @@ func (r Release) source() string {
 func LoadCRDs(paths ...string) (CRDSet, error) {
 	set := CRDSet{}
 	for _, path := range paths {
-		files := []string{path}
-		if info, err := os.Stat(path); err == nil && info.IsDir() {
-			files, err = filepath.Glob(filepath.Join(path, "*.yaml"))
-			if err != nil {
-				return nil, err
-			}
+		files, err := yamlFiles(path)
+		if err != nil {
+			return nil, err
 		}
 		for _, file := range files {
 			if err := readCRDs(file, set); err != nil {
@@ -142,4 +139,27 @@ func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 		}
 	}
 	return ""
+}
+
+// yamlFiles is path if it is a file, else the *.yaml files of the directory
+// path.
+func yamlFiles(path string) ([]string, error) {
+	if info, err := os.Stat(path); err != nil || !info.IsDir() {
+		return []string{path}, nil
+	}
+	return filepath.Glob(filepath.Join(path, "*.yaml"))
+}
+
+// structuralPair is the structural schemas of a version of an older CRD
+// and of the same version of the current one, as the checks compare them.
+func structuralPair(old *apiextensionsv1.CustomResourceDefinition, ov *apiextensionsv1.CustomResourceDefinitionVersion,
+	cur *apiextensionsv1.CustomResourceDefinition, cv *apiextensionsv1.CustomResourceDefinitionVersion,
+) (oldSchema, curSchema *schema.Structural, err error) {
+	if oldSchema, err = structural(old, ov); err != nil {
+		return nil, nil, err
+	}
+	if curSchema, err = structural(cur, cv); err != nil {
+		return nil, nil, err
+	}
+	return oldSchema, curSchema, nil
 }

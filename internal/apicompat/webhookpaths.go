@@ -94,12 +94,9 @@ func WriteServedPaths(w io.Writer, header []string, paths []string) error {
 func LoadWebhookPaths(paths ...string) ([]WebhookPath, error) {
 	var found []WebhookPath
 	for _, path := range paths {
-		files := []string{path}
-		if info, err := os.Stat(path); err == nil && info.IsDir() {
-			files, err = filepath.Glob(filepath.Join(path, "*.yaml"))
-			if err != nil {
-				return nil, err
-			}
+		files, err := yamlFiles(path)
+		if err != nil {
+			return nil, err
 		}
 		for _, file := range files {
 			ps, err := readWebhookPaths(file)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
@@ -97,11 +96,7 @@ func editedTaskKeepsRetry(hostDir string) nodeCase {
 if [ -f "$m" ]; then echo second attempt, pinned spec; exit 0; fi
 touch "$m"; echo first attempt; sleep 5; exit 1`},
 	).Obj()
-	run := wrappers.TaskRun(ns, "edited-task-keeps-retry", task.Name).
-		Workspace(v1.WorkspaceBinding{Name: "state", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}).
-		Obj()
-	run.Spec.Retries = ptr.To[int32](1)
-	run.Spec.RetryOn = []v1.RetryReason{v1.RetryOnStepFailed}
+	run := retriedOnce("edited-task-keeps-retry", task, pvc)
 	return nodeCase{
 		before: []client.Object{pv, pvc, task},
 		run:    run,

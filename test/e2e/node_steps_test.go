@@ -519,11 +519,7 @@ func retryAfterRealFailure(hostDir string) nodeCase {
 if [ -f "$m" ]; then echo second attempt; exit 0; fi
 touch "$m"; echo first attempt; exit 1`},
 	).Obj()
-	run := wrappers.TaskRun(ns, "retry-real-failure", task.Name).
-		Workspace(v1.WorkspaceBinding{Name: "state", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}).
-		Obj()
-	run.Spec.Retries = ptr.To[int32](1)
-	run.Spec.RetryOn = []v1.RetryReason{v1.RetryOnStepFailed}
+	run := retriedOnce("retry-real-failure", task, pvc)
 	return nodeCase{
 		before: []client.Object{pv, pvc, task},
 		run:    run,
@@ -542,6 +538,18 @@ touch "$m"; echo first attempt; exit 1`},
 			}
 		},
 	}
+}
+
+// retriedOnce is a run named name of task, retried once if a step fails,
+// its workspace "state" bound to the claim pvc: where a flaky step keeps
+// what it tried.
+func retriedOnce(name string, task *v1.Task, pvc *corev1.PersistentVolumeClaim) *v1.TaskRun {
+	run := wrappers.TaskRun(ns, name, task.Name).
+		Workspace(v1.WorkspaceBinding{Name: "state", PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}).
+		Obj()
+	run.Spec.Retries = ptr.To[int32](1)
+	run.Spec.RetryOn = []v1.RetryReason{v1.RetryOnStepFailed}
+	return run
 }
 
 // hostPathClaim is a claim named name in ns, bound to a static volume of
