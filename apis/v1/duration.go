@@ -3,8 +3,19 @@ package v1
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
 	"github.com/minitask-dev/minitask/internal/durationtext"
 )
+
+// apimachinery's equality.Semantic, with which the controller tells
+// whether a status changed and the webhooks whether a spec did, panics on a
+// struct with an unexported field, as Duration's text is: it compares
+// Durations by value, as Equal does.
+func init() {
+	utilruntime.Must(equality.Semantic.AddFunc(func(a, b Duration) bool { return a.Equal(b) }))
+}
 
 // Duration is a Go duration (spec.timeout) that keeps the text it was
 // decoded from. metav1.Duration re-encodes 10m as 10m0s; every trip through
