@@ -5,16 +5,22 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	v1 "github.com/minitask-dev/minitask/apis/v1"
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
-// This file builds Pods of release 7's shape: a Task's sidecars run as
-// native sidecars, init containers with restartPolicy Always put before the
-// steps, in either Pod shape. This release builds none, but reads them
-// (runstate.IsNativeSidecar).
+// This file builds Tasks with sidecars, and Pods of their shape: a Task's
+// sidecars run as native sidecars, init containers with restartPolicy
+// Always put before the steps, in either Pod shape (runstate.Sidecars).
+
+// Sidecars adds sidecars to the Task.
+func (w *TaskWrapper) Sidecars(sidecars ...v1.Sidecar) *TaskWrapper {
+	w.Spec.Sidecars = append(w.Spec.Sidecars, sidecars...)
+	return w
+}
 
 // WithSidecars returns a copy of pod with a native sidecar for each of names
-// first among its init containers, as release 7 builds them: container
+// first among its init containers, as runpod.Build places them: container
 // sidecar-NAME, image NAME-image, restartPolicy Always.
 func WithSidecars(pod *corev1.Pod, names ...string) *corev1.Pod {
 	pod = pod.DeepCopy()
