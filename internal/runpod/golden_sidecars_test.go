@@ -26,9 +26,9 @@ func sidecarGoldenCases() map[string]goldenCase {
 	// sidecar without a probe; the steps use them on localhost.
 	services := wrappers.Task("ns", "t").ParamDefault("pg", "17").Workspace("src").Sidecars(
 		v1.Sidecar{Name: "db", Image: "postgres:$(params.pg)",
-			Env:            []corev1.EnvVar{{Name: "POSTGRES_PASSWORD", Value: "test"}},
-			Ports:          []corev1.ContainerPort{{ContainerPort: 5432}},
-			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"pg_isready"}}}, PeriodSeconds: 1},
+			Env:              []corev1.EnvVar{{Name: "POSTGRES_PASSWORD", Value: "test"}},
+			Ports:            []corev1.ContainerPort{{ContainerPort: 5432}},
+			ReadinessProbe:   &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"pg_isready"}}}, PeriodSeconds: 1},
 			ComputeResources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}},
 		},
 		v1.Sidecar{Name: "proxy", Image: "envoy:1", Args: []string{"-c", "/etc/envoy.yaml"},
