@@ -116,7 +116,7 @@ func TestSidecarsInStatus(t *testing.T) {
 			want   decided
 		}{
 			"db not ready yet": {status().Waiting(0, "PodInitializing", "").SidecarNotReady("db", false), testTime.Add(time.Minute), decided{
-				v1.ReasonPending, `Pod "run-pod" has not started a step yet`, []string{"db Running false", "proxy Running true"}, nil}},
+				v1.ReasonPending, `sidecar "db": running, not ready: its readiness probe has not passed`, []string{"db Running false", "proxy Running true"}, nil}},
 			"db not ready past the pending timeout": {status().Waiting(0, "PodInitializing", "").SidecarNotReady("db", false), testTime.Add(6 * time.Minute), decided{
 				v1.ReasonSidecarFailed, `TaskRun "run": sidecar "db" did not start and become ready within 5m0s (spec.timeouts.pending): running, not ready: its readiness probe has not passed`,
 				[]string{"db Running false", "proxy Running true"}, &metav1.Time{Time: testTime.Add(6 * time.Minute)}}},
