@@ -26,7 +26,9 @@ import (
 
 // stopPodAfterEnd stops the Pod of a run that ended while its Pod went on
 // (rundecision.PodOutlivesEnd), if that Pod has not ended: deleted if no
-// step started, else its deadline lowered (stopPod). A Pod that failed of
+// step started and no sidecar ran, else its deadline lowered (stopPod). A
+// run whose steps ended while its sidecars run on is such a run: it ended
+// with its last step, whatever the sidecars do. A Pod that failed of
 // itself may linger in the cache for a moment, and must not be deleted, nor
 // its logs with it. The status write's own watch event brings the finished
 // run here; an error retries it. The cache holds only Pods that have not
@@ -46,8 +48,14 @@ func (r *TaskRunReconciler) stopPodAfterEnd(ctx context.Context, run *v1.TaskRun
 	case !metav1.IsControlledBy(pod, run) || pod.DeletionTimestamp != nil:
 		return nil
 	}
-	if (reason == v1.ReasonStepFailed || reason == v1.ReasonStepTimedOut) && !runpod.FailedWhileRunning(pod) {
-		return nil
+	switch reason {
+	case v1.ReasonSucceeded, v1.ReasonStepFailed, v1.ReasonStepTimedOut:
+		// The run ended with its last step: its Pod goes on only for a
+		// step that failed while it runs, or for sidecars that run on,
+		// which the kubelet would give their grace period.
+		if !runpod.FailedWhileRunning(pod) && !runpod.SidecarsOutliveSteps(pod) {
+			return nil
+		}
 	}
 	return r.stopPod(ctx, pod, r.clock())
 }

@@ -44,6 +44,9 @@ func (r *TaskRunReconciler) observeTransition(ctx context.Context, s *runScope) 
 		logger.Info("TaskRun started", "pod", s.Run.Status.PodName, "timeout", s.Timeout.String())
 	}
 	r.observeRetries(s)
+	for _, note := range rundecision.SidecarRestarts(s.original.Status.Sidecars, s.Run.Status.Sidecars) {
+		r.event(s, rundecision.Event{Type: corev1.EventTypeWarning, Reason: rundecision.EventSidecarRestarted, Action: "Restart"}, note)
+	}
 	if s.WaitsForFence && (before == nil || before.Message != after.Message) {
 		r.event(s, rundecision.Event{Type: corev1.EventTypeWarning, Reason: rundecision.EventNodeLost, Action: "Wait"}, after.Message)
 	}

@@ -63,6 +63,11 @@ const (
 	// ReasonPendingTimeout: the run's first step did not start within its
 	// timeouts.pending; the message names what held it.
 	ReasonPendingTimeout TaskRunReason = "PendingTimeout"
+	// ReasonSidecarFailed: a sidecar could not start or become ready
+	// before timeouts.pending ended (or its image could not be pulled for
+	// longer than the manager's --image-pull-timeout); the message names
+	// the sidecar and why.
+	ReasonSidecarFailed TaskRunReason = "SidecarFailed"
 	// ReasonFailed: only from conversion, when a v1alpha1 writer set phase Failed.
 	ReasonFailed TaskRunReason = "Failed"
 )

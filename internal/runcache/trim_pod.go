@@ -7,10 +7,13 @@ import (
 // TrimPod keeps of a cached Pod only what the controller reads: its metadata
 // (but managedFields), the names, images and restartPolicy of its containers
 // (an ImagePullFailed message names the image; an init container's
-// restartPolicy Always makes it a native sidecar of release 7's, not a step:
-// runstate.IsNativeSidecar), activeDeadlineSeconds,
+// restartPolicy Always makes it a native sidecar, not a step:
+// runstate.IsNativeSidecar), a native sidecar's probes (which say what it
+// waits for: runpod.HeldBySidecar), activeDeadlineSeconds,
 // each container's name and state (waiting, running or terminated, with
-// their reasons, messages, exit codes and times), the PodScheduled
+// their reasons, messages, exit codes and times), whether it started and is
+// ready, its restarts and the exit code and reason of its last termination
+// (status.sidecars, and a sidecar's restart Event), the PodScheduled
 // condition, whose message says why a Pending Pod is not scheduled, and the
 // PodReadyToStartContainers condition, which says whether its volumes may
 // still hold it back (runpod.MayBeHeldByMount). The rest
@@ -57,6 +60,9 @@ func containerNames(containers []corev1.Container) []corev1.Container {
 	names := make([]corev1.Container, len(containers))
 	for i, c := range containers {
 		names[i] = corev1.Container{Name: c.Name, Image: c.Image, RestartPolicy: c.RestartPolicy}
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			names[i].ReadinessProbe, names[i].StartupProbe = c.ReadinessProbe, c.StartupProbe
+		}
 	}
 	return names
 }
@@ -76,14 +82,19 @@ func keptConditions(conditions []corev1.PodCondition) []corev1.PodCondition {
 	return kept
 }
 
-// containerStates returns each container's name and state from statuses.
+// containerStates returns each container's name, state, readiness and
+// restarts from statuses, and of its last termination the exit code and
+// reason.
 func containerStates(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
 	if statuses == nil {
 		return nil
 	}
 	states := make([]corev1.ContainerStatus, len(statuses))
 	for i, cs := range statuses {
-		states[i] = corev1.ContainerStatus{Name: cs.Name, State: cs.State}
+		states[i] = corev1.ContainerStatus{Name: cs.Name, State: cs.State, Ready: cs.Ready, Started: cs.Started, RestartCount: cs.RestartCount}
+		if last := cs.LastTerminationState.Terminated; last != nil {
+			states[i].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: last.ExitCode, Reason: last.Reason}
+		}
 	}
 	return states
 }

@@ -104,6 +104,36 @@ func TestTrimPodKeepsTheConditionsItReads(t *testing.T) {
 	}
 }
 
+// TestTrimPodKeepsWhatSidecarsNeed: a native sidecar keeps its probes, and
+// its status whether it started and is ready, its restarts and its last
+// exit (status.sidecars, runpod.HeldBySidecar); a step's container no probe.
+func TestTrimPodKeepsWhatSidecarsNeed(t *testing.T) {
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"pg_isready"}}}}
+	always := ptr.To(corev1.ContainerRestartPolicyAlways)
+	got, err := TrimPod(&corev1.Pod{
+		Spec: corev1.PodSpec{InitContainers: []corev1.Container{
+			{Name: "sidecar-db", Image: "postgres", RestartPolicy: always, ReadinessProbe: probe, StartupProbe: probe},
+			{Name: "step-a", Image: "alpine", ReadinessProbe: probe},
+		}},
+		Status: corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{{Name: "sidecar-db", Ready: true, Started: ptr.To(true), RestartCount: 2,
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "long"}}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Pod{
+		Spec: corev1.PodSpec{InitContainers: []corev1.Container{
+			{Name: "sidecar-db", Image: "postgres", RestartPolicy: always, ReadinessProbe: probe, StartupProbe: probe},
+			{Name: "step-a", Image: "alpine"},
+		}},
+		Status: corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{{Name: "sidecar-db", Ready: true, Started: ptr.To(true), RestartCount: 2,
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed Pod (-want +got):\n%s", diff)
+	}
+}
+
 func TestTrimPodKeepsEachContainersNameAndState(t *testing.T) {
 	terminated := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error",
 		Message: `{"exitCode": 3}`, StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}
@@ -122,8 +152,8 @@ func TestTrimPodKeepsEachContainersNameAndState(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := corev1.PodStatus{Phase: corev1.PodRunning,
-		InitContainerStatuses: []corev1.ContainerStatus{{Name: "step-build", State: terminated}},
-		ContainerStatuses:     []corev1.ContainerStatus{{Name: "step-push", State: waiting}}}
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "step-build", State: terminated, Started: ptr.To(false)}},
+		ContainerStatuses:     []corev1.ContainerStatus{{Name: "step-push", State: waiting, Started: ptr.To(false)}}}
 	if diff := cmp.Diff(want, got.(*corev1.Pod).Status); diff != "" {
 		t.Errorf("trimmed Pod's status (-want +got):\n%s", diff)
 	}

@@ -45,16 +45,10 @@ func ofEarlierRun(run *v1.TaskRun, pod *corev1.Pod) bool {
 // read: a run with a pinned or an inline spec runs that instead,
 // runstate.TaskToRun): the run waits for a missing Task, or ends for params
 // that do not fit its spec. Otherwise it returns the params' values, and
-// a.Task is the Task the Pod is built from. A run that uses what only a
-// later release runs (in its own spec, or its Task's) waits, Pending,
-// saying so: this release keeps such fields but cannot run them, and a roll
-// forward does.
+// a.Task is the Task the Pod is built from.
 func (a *Attempt) TaskFound(task *v1.Task) (params.Values, *Outcome) {
 	if !runstate.NeedsTask(a.Run) {
 		task = nil
-	}
-	if field, needs := runstate.NeedsRelease7(a.Run, task); needs {
-		return params.Values{}, Unknown(v1.ReasonPending, "%s", runstate.Release7Message(a.Run, field))
 	}
 	ran := runstate.TaskToRun(a.Run, task)
 	if ran == nil {

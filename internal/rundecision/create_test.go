@@ -110,15 +110,10 @@ func TestTaskFound(t *testing.T) {
 			task: task().ParamDefault("x", "two").Obj(), run: wrappers.TaskRun("ns", "run", "t").Obj(),
 			want: want{Values: params.Values{Params: map[string]string{"x": "two"}}, Task: task().ParamDefault("x", "two").Obj()},
 		},
-		"a Task with a sidecar, which needs release 7": {
-			task: func() *v1.Task {
-				t := task().ParamDefault("x", "two").Obj()
-				t.Spec.Sidecars = []v1.Sidecar{{Name: "db", Image: "postgres:17"}}
-				return t
-			}(),
-			run: wrappers.TaskRun("ns", "run", "t").Obj(),
-			want: want{Outcome: Unknown(v1.ReasonPending,
-				`TaskRun "run" uses Task "t" spec.sidecars, which needs minitask release 7; waiting for a roll forward`)},
+		"a Task with a sidecar, which this release runs": {
+			task: withSidecar(task().ParamDefault("x", "two").Obj()),
+			run:  wrappers.TaskRun("ns", "run", "t").Obj(),
+			want: want{Values: params.Values{Params: map[string]string{"x": "two"}}, Task: withSidecar(task().ParamDefault("x", "two").Obj())},
 		},
 		"a run that gives its Task inline": {
 			task: nil, run: wrappers.TaskRun("ns", "run", "").Inline(task().ParamDefault("x", "two").Obj().Spec).Obj(),
@@ -129,10 +124,10 @@ func TestTaskFound(t *testing.T) {
 			task: nil, run: wrappers.TaskRun("ns", "run", "").Inline(task().Param("x").Obj().Spec).Obj(),
 			want: want{Outcome: Failed(v1.ReasonInvalidParams, "missing values for params with no default: x")},
 		},
-		"an inline spec with a sidecar, which needs release 7": {
+		"an inline spec with a sidecar, which this release runs": {
 			task: nil, run: wrappers.TaskRun("ns", "run", "").Inline(withSidecar(task().ParamDefault("x", "two").Obj()).Spec).Obj(),
-			want: want{Outcome: Unknown(v1.ReasonPending,
-				`TaskRun "run" uses spec.taskSpec.sidecars, which needs minitask release 7; waiting for a roll forward`)},
+			want: want{Values: params.Values{Params: map[string]string{"x": "two"}},
+				Task: named("run", withSidecar(task().ParamDefault("x", "two").Obj()).Spec)},
 		},
 		"a pinned spec, its Task edited since": {
 			task: task().Param("x").Param("y").Obj(),

@@ -165,3 +165,17 @@ func judgeEnd(a *Attempt) endJudgement {
 	}
 	return got
 }
+
+// sidecarPod is the Pod of run "run", in the shape chained says, for a Task
+// whose sidecar db has a readinessProbe and proxy none, before steps a, b
+// and c.
+func sidecarPod(chained bool) *corev1.Pod {
+	ready := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"pg_isready"}}}}
+	task := wrappers.Task("ns", "t").Sidecars(v1.Sidecar{Name: "db", Image: "db-image", ReadinessProbe: ready}, v1.Sidecar{Name: "proxy", Image: "proxy-image"}).
+		Step("a", "alpine", "true").Step("b", "alpine", "true").Step("c", "alpine", "true").Obj()
+	pod, err := runpod.Build(wrappers.TaskRun("ns", "run", "t").Obj(), task, runpod.Inputs{Name: "run-pod", Chained: chained})
+	if err != nil {
+		panic(err)
+	}
+	return pod
+}

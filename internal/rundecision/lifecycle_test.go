@@ -221,6 +221,20 @@ func TestLifecycleTable(t *testing.T) {
 			},
 			want: failed(v1.ReasonStepTimedOut),
 		},
+		"a sidecar not ready within spec.timeouts.pending": {
+			decide: func() *Outcome {
+				p := sidecarPod(false)
+				p = withStatus(p, wrappers.PodStatus(p).At(start).Waiting(0, "PodInitializing", "").SidecarNotReady("db", false).Obj())
+				a := attemptOf(withPodName(pendingRun(), "run-pod"), p, testTime)
+				a.Outcome = a.Progress()
+				return a.Settle()
+			},
+			want: failed(v1.ReasonSidecarFailed),
+		},
+		"a sidecar's image not pulled for longer than --image-pull-timeout": {
+			decide: held(&runpod.Hold{Reason: v1.ReasonImagePullFailed, Sidecar: "db", Image: "postgres"}, 5*time.Minute),
+			want:   failed(v1.ReasonSidecarFailed),
+		},
 		"no Task within spec.timeouts.pending": {
 			decide: settle(pendingRun(), WaitingForTask(pendingRun())),
 			want:   failed(v1.ReasonPendingTimeout),

@@ -45,7 +45,8 @@ var pendingTimeoutReasons = map[v1.TaskRunReason]bool{
 // pendingTooLong returns o, or, when o says the run's first attempt still
 // waits for its first step and the run's timeouts.pending has passed,
 // PendingTimeout, its message saying what held it (the Pending message it
-// had). What holds a run back is whatever the decisions found: no Task, a
+// had); or SidecarFailed when a sidecar held the first step back for a
+// reason of its own (runpod.HeldBySidecar: an image, an exit, a probe). What holds a run back is whatever the decisions found: no Task, a
 // Pod the API server refuses for now, a Pod not scheduled, an image not
 // pulled, a volume not mounted; the manager's --image-pull-timeout and
 // --pod-config-timeout still end the run sooner when they pass first. The
@@ -63,6 +64,18 @@ func (a *Attempt) pendingTooLong(o *Outcome) *Outcome {
 		a.RecheckWithin(left)
 		return o
 	}
+	if a.Pod != nil {
+		if h := runpod.HeldBySidecar(a.Pod); h != nil {
+			return SidecarFailed(a.Run, h, pending.Duration)
+		}
+	}
 	return Failed(v1.ReasonPendingTimeout, "TaskRun %q did not start its first step within %s (spec.timeouts.pending): %s",
 		a.Run.Name, pending.Round(time.Second), o.Message)
+}
+
+// SidecarFailed is the outcome of a run whose sidecar h did not start and
+// become ready within pending, its timeouts.pending.
+func SidecarFailed(run *v1.TaskRun, h *runpod.SidecarHold, pending time.Duration) *Outcome {
+	return Failed(v1.ReasonSidecarFailed, "TaskRun %q: sidecar %q did not start and become ready within %s (spec.timeouts.pending): %s",
+		run.Name, h.Sidecar, pending.Round(time.Second), h.Why)
 }

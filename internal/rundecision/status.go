@@ -46,6 +46,7 @@ func applyStatus(run *v1.TaskRun, o *Outcome, start time.Time, pod *corev1.Pod, 
 		st.PodName = pod.Name
 		st.Steps = steps
 		st.Results = runpod.Results(pod)
+		st.Sidecars = runpod.SidecarStates(pod)
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
 		Type:               v1.ConditionSucceeded,
@@ -56,7 +57,7 @@ func applyStatus(run *v1.TaskRun, o *Outcome, start time.Time, pod *corev1.Pod, 
 		LastTransitionTime: metav1.Time{Time: now},
 	})
 	if o.Finished() && st.CompletionTime == nil {
-		st.CompletionTime = &metav1.Time{Time: now}
+		st.CompletionTime = &metav1.Time{Time: completedAt(o, pod, steps, now)}
 	}
 	switch o.Reason {
 	case v1.ReasonTimeout, v1.ReasonCancelled, v1.ReasonImagePullFailed, v1.ReasonPodConfigFailed:
@@ -64,6 +65,22 @@ func applyStatus(run *v1.TaskRun, o *Outcome, start time.Time, pod *corev1.Pod, 
 	case v1.ReasonStepTimedOut:
 		markTimedOutStep(st.Steps, now)
 	}
+}
+
+// completedAt is when a run that o ends completed: now, or, for a run whose
+// Pod has sidecars and whose last step has ended, that step's end. The run
+// ends when its last step does, whatever its sidecars do then: the kubelet
+// may report the step's end only with theirs, a grace period later.
+func completedAt(o *Outcome, pod *corev1.Pod, steps []v1.StepState, now time.Time) time.Time {
+	if pod == nil || len(steps) == 0 || len(runpod.SidecarStates(pod)) == 0 ||
+		(o.Reason != v1.ReasonSucceeded && o.Reason != v1.ReasonStepFailed) {
+		return now
+	}
+	last := steps[len(steps)-1]
+	if last.State != v1.StepTerminated || last.FinishedAt == nil || last.FinishedAt.After(now) {
+		return now
+	}
+	return last.FinishedAt.Time
 }
 
 // markTimedOutStep reports the step that a run's StepTimedOut stopped, if

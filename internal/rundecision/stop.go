@@ -65,16 +65,20 @@ var stopsPodAfterEnd = map[v1.TaskRunReason]bool{
 	v1.ReasonStepFailed:      true,
 	v1.ReasonPendingTimeout:  true,
 	v1.ReasonStepTimedOut:    true,
+	v1.ReasonSidecarFailed:   true,
+	v1.ReasonSucceeded:       true,
 }
 
 // PodOutlivesEnd reports whether run, finished, may have ended while its Pod
 // went on, and with which reason: ImagePullFailed and PodConfigFailed
-// (Held), PendingTimeout, and StepFailed or StepTimedOut for a step that
-// cannot start or a chained step that failed (runpod.Outcome). The
-// controller stops such a Pod once the status says so, if it has not
-// ended; a StepFailed or StepTimedOut run's only
-// if its Pod still shows the failure while running
-// (runpod.FailedWhileRunning). The Pod of any other finished run has ended,
+// (Held), PendingTimeout, SidecarFailed, and StepFailed or StepTimedOut for
+// a step that cannot start or a chained step that failed (runpod.Outcome);
+// and Succeeded, StepFailed or StepTimedOut for a run whose steps have
+// ended while its sidecars run on. The controller stops such a Pod once the
+// status says so, if it has not ended; a Succeeded, StepFailed or
+// StepTimedOut run's only if its Pod still shows the failure while running
+// (runpod.FailedWhileRunning) or its sidecars outlive its steps
+// (runpod.SidecarsOutliveSteps). The Pod of any other finished run has ended,
 // or was stopped before its status was written.
 func PodOutlivesEnd(run *v1.TaskRun) (v1.TaskRunReason, bool) {
 	ended := meta.FindStatusCondition(run.Status.Conditions, v1.ConditionSucceeded)

@@ -65,8 +65,9 @@ func TestStopRequested(t *testing.T) {
 }
 
 // TestPodOutlivesEnd: the runs that may end while their Pod goes on are
-// those the Pod's hold, its pending timeout or a step that cannot go on
-// ended, and that name a Pod.
+// those the Pod's hold, its pending timeout, a sidecar or a step that
+// cannot go on ended, or whose steps ended while sidecars may run on, and
+// that name a Pod.
 func TestPodOutlivesEnd(t *testing.T) {
 	ended := func(status metav1.ConditionStatus, reason v1.TaskRunReason, pod string) *v1.TaskRun {
 		return wrappers.TaskRun("ns", "run", "t").PodName(pod).
@@ -80,17 +81,18 @@ func TestPodOutlivesEnd(t *testing.T) {
 		run  *v1.TaskRun
 		want want
 	}{
-		"no condition":            {run: wrappers.TaskRun("ns", "run", "t").PodName("run-pod").Obj()},
-		"going on":                {run: ended(metav1.ConditionUnknown, v1.ReasonRunning, "run-pod")},
-		"an image pull":           {run: ended(metav1.ConditionFalse, v1.ReasonImagePullFailed, "run-pod"), want: want{v1.ReasonImagePullFailed, true}},
-		"a configuration":         {run: ended(metav1.ConditionFalse, v1.ReasonPodConfigFailed, "run-pod"), want: want{v1.ReasonPodConfigFailed, true}},
-		"a step":                  {run: ended(metav1.ConditionFalse, v1.ReasonStepFailed, "run-pod"), want: want{v1.ReasonStepFailed, true}},
-		"a pending bound":         {run: ended(metav1.ConditionFalse, v1.ReasonPendingTimeout, "run-pod"), want: want{v1.ReasonPendingTimeout, true}},
-		"a pending bound, no Pod": {run: ended(metav1.ConditionFalse, v1.ReasonPendingTimeout, "")},
-		"succeeded":               {run: ended(metav1.ConditionTrue, v1.ReasonSucceeded, "run-pod")},
-		"timed out":               {run: ended(metav1.ConditionFalse, v1.ReasonTimeout, "run-pod")},
-		"cancelled":               {run: ended(metav1.ConditionFalse, v1.ReasonCancelled, "run-pod")},
-		"the Pod failed":          {run: ended(metav1.ConditionFalse, v1.ReasonPodFailed, "run-pod")},
+		"no condition":                   {run: wrappers.TaskRun("ns", "run", "t").PodName("run-pod").Obj()},
+		"going on":                       {run: ended(metav1.ConditionUnknown, v1.ReasonRunning, "run-pod")},
+		"an image pull":                  {run: ended(metav1.ConditionFalse, v1.ReasonImagePullFailed, "run-pod"), want: want{v1.ReasonImagePullFailed, true}},
+		"a configuration":                {run: ended(metav1.ConditionFalse, v1.ReasonPodConfigFailed, "run-pod"), want: want{v1.ReasonPodConfigFailed, true}},
+		"a step":                         {run: ended(metav1.ConditionFalse, v1.ReasonStepFailed, "run-pod"), want: want{v1.ReasonStepFailed, true}},
+		"a pending bound":                {run: ended(metav1.ConditionFalse, v1.ReasonPendingTimeout, "run-pod"), want: want{v1.ReasonPendingTimeout, true}},
+		"a pending bound, no Pod":        {run: ended(metav1.ConditionFalse, v1.ReasonPendingTimeout, "")},
+		"succeeded: sidecars may run on": {run: ended(metav1.ConditionTrue, v1.ReasonSucceeded, "run-pod"), want: want{v1.ReasonSucceeded, true}},
+		"a sidecar":                      {run: ended(metav1.ConditionFalse, v1.ReasonSidecarFailed, "run-pod"), want: want{v1.ReasonSidecarFailed, true}},
+		"timed out":                      {run: ended(metav1.ConditionFalse, v1.ReasonTimeout, "run-pod")},
+		"cancelled":                      {run: ended(metav1.ConditionFalse, v1.ReasonCancelled, "run-pod")},
+		"the Pod failed":                 {run: ended(metav1.ConditionFalse, v1.ReasonPodFailed, "run-pod")},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,8 @@
 package rundecision
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,7 +26,31 @@ const (
 	// node and which waits, before its next attempt, for that Pod to be
 	// fenced.
 	EventNodeLost = "NodeLost"
+	// EventSidecarRestarted is the Event reason of a run whose sidecar the
+	// kubelet restarted, after it exited (SidecarRestarts).
+	EventSidecarRestarted = "SidecarRestarted"
 )
+
+// SidecarRestarts returns the note of an Event for each sidecar whose
+// restartCount grew from before (the status as read) to after (as written):
+// a sidecar that exits, while the steps run or before, is restarted by the
+// kubelet, and the run goes on.
+func SidecarRestarts(before, after []v1.SidecarState) []string {
+	counts := make(map[string]int32, len(before))
+	for _, s := range before {
+		if s.RestartCount != nil {
+			counts[s.Name] = *s.RestartCount
+		}
+	}
+	var notes []string
+	for _, s := range after {
+		if s.RestartCount == nil || *s.RestartCount <= counts[s.Name] {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("sidecar %q exited and was restarted by the kubelet (%d restarts so far)", s.Name, *s.RestartCount))
+	}
+	return notes
+}
 
 // Event is one Event about a run: its type, reason and action; its note is
 // the condition's message.

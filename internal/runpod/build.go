@@ -81,8 +81,9 @@ type Inputs struct {
 // containers, every step but the last is an init container, so that the
 // kubelet runs them one after another and stops at the first failure; the
 // last is the container. Chained (in.Chained, shape.go), every step is a
-// container, whose wrapper waits for the step before it. Every step mounts
-// every workspace. The caller sets the owner reference.
+// container, whose wrapper waits for the step before it. Either way, the
+// Task's sidecars come first among the init containers, as native sidecars
+// (sidecars.go). Every step and sidecar mounts every workspace. The caller sets the owner reference.
 // task must have at least one step, which the CRD's schema guarantees. A Pod
 // whose texts would pass maxPodText once references are replaced is a
 // *TooLargeError, found by counting: no more than maxPodText bytes of it
@@ -118,10 +119,14 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 	if budget.Exceeded() {
 		return nil, &TooLargeError{size: budget.Used(), limit: budget.Limit()}
 	}
+	sidecars := sidecarContainers(task, values, budget, workspaceMounts(task), startupBound(run, in.ActiveDeadlineSeconds))
+	if budget.Exceeded() {
+		return nil, &TooLargeError{size: budget.Used(), limit: budget.Limit()}
+	}
 	last := len(containers) - 1
-	var initContainers []corev1.Container
+	initContainers := sidecars
 	if last > 0 && !shape.chained {
-		initContainers, containers = containers[:last], containers[last:]
+		initContainers, containers = append(initContainers, containers[:last]...), containers[last:]
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -147,6 +152,12 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 		applyPodLevelRequests(&pod.Spec, task)
 	}
 	pod.Annotations = podAnnotations(task, stepNames, shape)
+	if names, needed := runstate.SidecarNamesAnnotation(sidecarNames(task)); needed {
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[runstate.AnnotationSidecarNames] = names
+	}
 	return pod, nil
 }
 

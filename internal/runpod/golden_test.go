@@ -357,5 +357,6 @@ func goldenCases() map[string]goldenCase {
 		},
 	}
 	maps.Copy(cases, stepSettingsGoldenCases())
+	maps.Copy(cases, sidecarGoldenCases())
 	return cases
 }

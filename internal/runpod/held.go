@@ -41,9 +41,10 @@ type Hold struct {
 	// PodConfigFailed.
 	Reason v1.TaskRunReason
 	// Step and Container name the step held; Volume, the volume held
-	// instead (Step is then empty).
-	Step, Container, Volume string
-	// Image is the held step's image.
+	// instead, or Sidecar, the sidecar whose image cannot be pulled (Step
+	// is then empty).
+	Step, Container, Volume, Sidecar string
+	// Image is the held step's or sidecar's image.
 	Image string
 	// Why is the kubelet's reason and message: the container's waiting
 	// state, or FailedMount and its Event's message.
@@ -59,6 +60,9 @@ func (h *Hold) Subject() string {
 	if h.Volume != "" {
 		return fmt.Sprintf("volume %q", h.Volume)
 	}
+	if h.Sidecar != "" {
+		return fmt.Sprintf("sidecar %q", h.Sidecar)
+	}
 	return fmt.Sprintf("step %q", h.Step)
 }
 
@@ -66,6 +70,8 @@ func (h *Hold) Subject() string {
 func (h *Hold) Outcome(timeout time.Duration) *Condition {
 	why := heldBecause(&h.Why)
 	switch {
+	case h.Sidecar != "":
+		return failed(v1.ReasonSidecarFailed, "sidecar %q could not pull image %q for %s: %s", h.Sidecar, h.Image, timeout, why)
 	case h.Reason == v1.ReasonImagePullFailed:
 		return failed(h.Reason, "step %q could not pull image %q for %s: %s", h.Step, h.Image, timeout, why)
 	case h.Volume != "":
@@ -84,16 +90,25 @@ func (h *Hold) Outcome(timeout time.Duration) *Condition {
 // status.startTime, else its creation) and any other from when the step
 // before it finished. In a Pod of release 7's, the first step waits from
 // when its last native sidecar started, if later: the kubelet starts the
-// steps only once their sidecars run, and a sidecar's wait is no step's.
+// steps only once their sidecars run, and a sidecar's wait is no step's. A
+// sidecar whose image the kubelet fails to pull holds the Pod back itself,
+// from when it could start (the Pod taken up, or the sidecar before it
+// started): the run then ends SidecarFailed, as a step's ImagePullFailed.
 func FindHeldStep(pod *corev1.Pod) *Hold {
 	statuses := containerStatuses(pod)
 	since := pod.CreationTimestamp.Time
 	if pod.Status.StartTime != nil {
 		since = pod.Status.StartTime.Time
 	}
-	for _, sidecar := range runstate.NativeSidecars(pod) {
-		if cs := statuses[sidecar]; cs != nil && cs.State.Running != nil && cs.State.Running.StartedAt.After(since) {
+	for _, sidecar := range runstate.Sidecars(pod) {
+		cs := statuses[sidecar.Container]
+		switch {
+		case cs == nil:
+		case cs.State.Running != nil && cs.State.Running.StartedAt.After(since):
 			since = cs.State.Running.StartedAt.Time
+		case cs.State.Waiting != nil && pullFailingReasons[cs.State.Waiting.Reason] && NeverStartedAStep(pod):
+			return &Hold{Reason: v1.ReasonImagePullFailed, Sidecar: sidecar.Name, Container: sidecar.Container,
+				Image: containerImage(pod, sidecar.Container), Why: *cs.State.Waiting, Since: since}
 		}
 	}
 	for _, step := range runstate.Steps(pod) {

@@ -2,7 +2,6 @@ package runpod
 
 import (
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -26,10 +25,10 @@ var benignWaiting = map[string]bool{
 // pendingMessage says why pod has not started a step yet: the PodScheduled
 // condition's message while the scheduler cannot place it, else the first
 // step that waits for a reason other than being on its way, with the
-// kubelet's reason and message, else such a native sidecar (release 7's,
-// which the steps wait for: it fails nothing in this release, and the
-// pending timeout bounds the wait), else mount, a volume the kubelet cannot
-// mount (FailedMount), else that no step has started.
+// kubelet's reason and message, else a sidecar that holds the steps back for
+// a reason of its own (HeldBySidecar: its image, its exit, its probe; the
+// pending timeout then ends the run SidecarFailed), else mount, a volume the
+// kubelet cannot mount (FailedMount), else that no step has started.
 func pendingMessage(pod *corev1.Pod, mount *Hold) string {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
@@ -39,8 +38,8 @@ func pendingMessage(pod *corev1.Pod, mount *Hold) string {
 	if step, waiting := firstHeldStep(pod); waiting != nil {
 		return fmt.Sprintf("step %q: %s", step, heldBecause(waiting))
 	}
-	if sidecar, waiting := firstHeldSidecar(pod); waiting != nil {
-		return fmt.Sprintf("sidecar %q: %s", sidecar, heldBecause(waiting))
+	if h := HeldBySidecar(pod); h != nil {
+		return fmt.Sprintf("sidecar %q: %s", h.Sidecar, h.Why)
 	}
 	if mount != nil {
 		return fmt.Sprintf("%s: %s", mount.Subject(), heldBecause(&mount.Why))
@@ -64,21 +63,6 @@ func firstHeldStep(pod *corev1.Pod) (string, *corev1.ContainerStateWaiting) {
 		if cs := statuses[step.Container]; cs != nil {
 			if w := cs.State.Waiting; w != nil && !benignWaiting[w.Reason] {
 				return step.Name, w
-			}
-		}
-	}
-	return "", nil
-}
-
-// firstHeldSidecar returns the first of pod's native sidecars (release 7's)
-// whose container waits for a reason that is not benign, by its name
-// (sidecar-NAME's NAME), and its waiting state.
-func firstHeldSidecar(pod *corev1.Pod) (string, *corev1.ContainerStateWaiting) {
-	statuses := containerStatuses(pod)
-	for _, container := range runstate.NativeSidecars(pod) {
-		if cs := statuses[container]; cs != nil {
-			if w := cs.State.Waiting; w != nil && !benignWaiting[w.Reason] {
-				return strings.TrimPrefix(container, runstate.SidecarContainerPrefix), w
 			}
 		}
 	}

@@ -138,7 +138,9 @@ func requesters(steps []v1.Step, name corev1.ResourceName) []string {
 // once (spec.resources), and its containers none of it: the steps run one at
 // a time, as init containers did, whose requests the scheduler never added
 // up. Each container keeps its limits; the API server would default a
-// request from a limit, so the containers' requests are set to zero.
+// request from a limit, so the containers' requests are set to zero. The
+// Task's sidecars run beside every step: what they request of such a
+// resource is added to the Pod's, and stays their containers' own.
 func applyPodLevelRequests(spec *corev1.PodSpec, task *v1.Task) {
 	many := requestedByMany(task.Spec.Steps)
 	if len(many) == 0 {
@@ -162,5 +164,6 @@ func applyPodLevelRequests(spec *corev1.PodSpec, task *v1.Task) {
 			c.Resources.Requests[name] = resource.MustParse("0")
 		}
 	}
+	addSidecarRequests(largest, task)
 	spec.Resources = &corev1.ResourceRequirements{Requests: largest}
 }

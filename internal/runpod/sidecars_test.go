@@ -14,10 +14,9 @@ import (
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
-// These tests read Pods of release 7's shape: a Task's sidecars db and
-// proxy run as native sidecars, first among the init containers, in either
-// Pod shape. A run whose Pod release 7 built finishes after a rollback,
-// its sidecars no steps.
+// These tests read Pods with sidecars: a Task's sidecars db and proxy run
+// as native sidecars, first among the init containers, in either Pod shape
+// (as release 6 reads them too, after a rollback), its sidecars no steps.
 
 // shapes are the two Pod shapes, by name: whether the Pod is chained.
 var shapes = map[string]bool{"init containers": false, "chained": true}
@@ -134,9 +133,10 @@ func TestOutcomeWithSidecars(t *testing.T) {
 	}
 }
 
-// TestPendingWithSidecars: a sidecar that waits holds the steps back, but
-// fails nothing in this release: the run stays Pending, saying why, until
-// the pending timeout.
+// TestPendingWithSidecars: a sidecar that waits holds the steps back: the
+// run stays Pending, saying why, until the pending timeout (or, for an
+// image it cannot pull, --image-pull-timeout: a hold of the sidecar's). A
+// Pod whose sidecar ran is never deleted unstarted: its logs stay.
 func TestPendingWithSidecars(t *testing.T) {
 	pull := `Back-off pulling image "db-image"`
 	for shape, chained := range shapes {
@@ -146,17 +146,18 @@ func TestPendingWithSidecars(t *testing.T) {
 			pod          *corev1.Pod
 			want         *Condition
 			neverStarted bool
+			heldSidecar  string
 		}{
 			"sidecars being made": {withStatus(pod, status().Obj()),
-				&Condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "run-pod" has not started a step yet`}, true},
-			"a sidecar's image cannot be pulled": {
+				&Condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "run-pod" has not started a step yet`}, true, ""},
+			"a sidecar's image cannot be pulled, the other ran": {
 				withStatus(pod, status().Waiting(0, "PodInitializing", "").SidecarWaiting("db", "ImagePullBackOff", pull).Obj()),
-				&Condition{metav1.ConditionUnknown, v1.ReasonPending, `sidecar "db": ImagePullBackOff: ` + pull}, true},
+				&Condition{metav1.ConditionUnknown, v1.ReasonPending, `sidecar "db": ImagePullBackOff: ` + pull}, false, "db"},
 			"sidecars run, the first step's image is pulled": {
 				withStatus(pod, status().Waiting(0, "ContainerCreating", "").Obj()),
-				&Condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "run-pod" has not started a step yet`}, true},
+				&Condition{metav1.ConditionUnknown, v1.ReasonPending, `Pod "run-pod" has not started a step yet`}, false, ""},
 			"the first step runs": {withStatus(pod, status().Running(0).Obj()),
-				&Condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "a" (1 of 3)`}, false},
+				&Condition{metav1.ConditionUnknown, v1.ReasonRunning, `running step "a" (1 of 3)`}, false, ""},
 		}
 		for name, tc := range tests {
 			t.Run(shape+"/"+name, func(t *testing.T) {
@@ -167,8 +168,8 @@ func TestPendingWithSidecars(t *testing.T) {
 				if diff := cmp.Diff(tc.want, Progress(tc.pod, steps, nil)); diff != "" {
 					t.Errorf("Progress() mismatch (-want +got):\n%s", diff)
 				}
-				if h := FindHeldStep(tc.pod); h != nil {
-					t.Errorf("FindHeldStep() = %+v, want nil: a sidecar's wait is no step's", h)
+				if h := FindHeldStep(tc.pod); (h == nil) != (tc.heldSidecar == "") || (h != nil && (h.Sidecar != tc.heldSidecar || h.Step != "")) {
+					t.Errorf("FindHeldStep() = %+v, want sidecar %q held, or nothing", h, tc.heldSidecar)
 				}
 				if got := NeverStarted(tc.pod); got != tc.neverStarted {
 					t.Errorf("NeverStarted() = %t, want %t", got, tc.neverStarted)

@@ -144,21 +144,23 @@ func containerImage(pod *corev1.Pod, name string) string {
 	return ""
 }
 
-// NeverStarted reports whether no step of pod has started, so that stopping
-// it loses no logs: the kubelet has not taken it up, or every step's
-// container still waits (for its image, say). A native sidecar that runs
-// (release 7's, runstate.IsNativeSidecar) starts no step: the steps' logs
-// are what deleting the Pod would lose, and a sidecar waiting on its image
-// would otherwise hold back deleting a Pod that ran nothing of the Task's.
+// NeverStarted reports whether no step of pod has started, and no sidecar
+// has run, so that stopping it loses no logs: the kubelet has not taken it
+// up, or every step's container still waits (for its image, say), and every
+// sidecar's too. A sidecar that ran has logs that say why a run whose steps
+// never started failed (SidecarFailed), and they stay after the run; a
+// sidecar that waits on its image holds back no deletion.
 func NeverStarted(pod *corev1.Pod) bool {
 	if pod.Status.StartTime == nil {
 		return true
 	}
+	if sidecarRan(pod) {
+		return false
+	}
 	if runstate.Chained(pod) {
 		// Every step's container runs from the start, most of them
 		// waiting: the first step tells.
-		steps := StepStates(pod)
-		return len(steps) == 0 || steps[0].State == v1.StepWaiting
+		return NeverStartedAStep(pod)
 	}
 	statuses := containerStatuses(pod)
 	for _, step := range runstate.Steps(pod) {

@@ -39,6 +39,7 @@ func Reasons() []Reason {
 		{metav1.ConditionFalse, v1.ReasonPodConfigFailed},
 		{metav1.ConditionFalse, v1.ReasonPendingTimeout},
 		{metav1.ConditionFalse, v1.ReasonStepTimedOut},
+		{metav1.ConditionFalse, v1.ReasonSidecarFailed},
 		{metav1.ConditionFalse, v1.ReasonFailed},
 	}
 }

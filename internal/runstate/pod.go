@@ -25,12 +25,17 @@ const (
 	// StepContainerPrefix starts the container name of every step: step-NAME.
 	StepContainerPrefix = "step-"
 
-	// SidecarContainerPrefix starts the container name of every sidecar that
-	// release 7 runs: sidecar-NAME, a native sidecar (IsNativeSidecar) placed
-	// before the steps' init containers. This release builds none, but reads
-	// the Pods release 7 built, so that a run in flight at a rollback
+	// SidecarContainerPrefix starts the container name of every sidecar:
+	// sidecar-NAME (SidecarContainer), a native sidecar (IsNativeSidecar)
+	// placed first among the Pod's init containers, in either Pod shape.
+	// Release 6 reads such Pods too, so that a run in flight at a rollback
 	// finishes.
 	SidecarContainerPrefix = "sidecar-"
+
+	// AnnotationSidecarNames is set on a Pod only when a sidecar's name was
+	// too long for its container name: the JSON list of the Pod's sidecar
+	// names, in the order of its native sidecars.
+	AnnotationSidecarNames = "minitask.dev/sidecar-names"
 
 	// AnnotationStepNames is set on a Pod only when a step's name was too long
 	// for its container name: the JSON list of the Pod's step names, in the
@@ -140,9 +145,8 @@ func StepNamesAnnotation(steps []string) (string, bool) {
 // from AnnotationStepNames when the Pod has a valid one, else from its
 // container name; a Pod started by an earlier release may name its
 // containers otherwise, and their names are then reported as they are.
-// Native sidecars (IsNativeSidecar) are no steps and are left out: release 7
-// puts a Task's sidecars first among a Pod's init containers, and a run
-// whose Pod it built goes on after a rollback to this release.
+// Native sidecars (IsNativeSidecar) are no steps and are left out: a
+// Task's sidecars are first among a Pod's init containers (Sidecars).
 func Steps(pod *corev1.Pod) []Step {
 	containers := make([]Step, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
 	for _, c := range pod.Spec.InitContainers {
@@ -182,6 +186,47 @@ func NativeSidecars(pod *corev1.Pod) []string {
 		}
 	}
 	return names
+}
+
+// SidecarContainer returns the name of the container that runs sidecar:
+// sidecar-NAME, shortened with a hash when a sidecar name of more than 55
+// characters (valid: sidecar names may have 63) would make it too long.
+func SidecarContainer(sidecar string) string {
+	return SidecarContainerPrefix + bounded(sidecar, "", MaxLength-len(SidecarContainerPrefix))
+}
+
+// SidecarNamesAnnotation returns the value of AnnotationSidecarNames for a
+// Pod that runs sidecars, and false when every sidecar's container name
+// holds its whole name, so that no annotation is needed.
+func SidecarNamesAnnotation(sidecars []string) (string, bool) {
+	for _, s := range sidecars {
+		if SidecarContainer(s) != SidecarContainerPrefix+s {
+			names, _ := json.Marshal(sidecars) // a []string always marshals
+			return string(names), true
+		}
+	}
+	return "", false
+}
+
+// Sidecars returns, in order, pod's native sidecars (IsNativeSidecar) as
+// Steps: each sidecar's name and container. The name is read from
+// AnnotationSidecarNames when the Pod has a valid one, else from its
+// container name, sidecar-NAME's NAME (the container's whole name when it
+// lacks the prefix).
+func Sidecars(pod *corev1.Pod) []Step {
+	var sidecars []Step
+	for _, c := range pod.Spec.InitContainers {
+		if IsNativeSidecar(c) {
+			sidecars = append(sidecars, Step{Name: strings.TrimPrefix(c.Name, SidecarContainerPrefix), Container: c.Name})
+		}
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(pod.Annotations[AnnotationSidecarNames]), &names); err == nil && len(names) == len(sidecars) {
+		for i := range sidecars {
+			sidecars[i].Name = names[i]
+		}
+	}
+	return sidecars
 }
 
 // Step is one step of a Pod: its name and the container that runs it.

@@ -274,3 +274,27 @@ func TestAttemptPodNamesDiffer(t *testing.T) {
 		seen[name] = attempt
 	}
 }
+
+func TestSidecars(t *testing.T) {
+	long := strings.Repeat("s", 63)
+	pod := withSidecars(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "step-a"}}}},
+		"sidecar-db", SidecarContainer(long), "proxy")
+	if got := SidecarContainer(long); len(got) != MaxLength {
+		t.Errorf("SidecarContainer(long) = %q, %d characters, want %d", got, len(got), MaxLength)
+	}
+	if diff := cmp.Diff([]Step{{"db", "sidecar-db"}, {strings.TrimPrefix(SidecarContainer(long), SidecarContainerPrefix), SidecarContainer(long)}, {"proxy", "proxy"}},
+		Sidecars(pod)); diff != "" {
+		t.Errorf("Sidecars() without the annotation mismatch (-want +got):\n%s", diff)
+	}
+	annotation, needed := SidecarNamesAnnotation([]string{"db", long, "proxy"})
+	if !needed {
+		t.Fatal("SidecarNamesAnnotation() = false, want the names of a Pod with a long sidecar name")
+	}
+	if _, needed := SidecarNamesAnnotation([]string{"db", "proxy"}); needed {
+		t.Error("SidecarNamesAnnotation() = true for short names")
+	}
+	pod.Annotations = map[string]string{AnnotationSidecarNames: annotation}
+	if diff := cmp.Diff([]Step{{"db", "sidecar-db"}, {long, SidecarContainer(long)}, {"proxy", "proxy"}}, Sidecars(pod)); diff != "" {
+		t.Errorf("Sidecars() with the annotation mismatch (-want +got):\n%s", diff)
+	}
+}

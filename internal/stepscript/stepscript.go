@@ -375,11 +375,13 @@ type Protocol struct {
 	MessageLimit int
 }
 
-// ProtocolFor returns the protocol of task's Pod.
+// ProtocolFor returns the protocol of task's Pod. The kubelet shares its
+// termination messages' bytes among all of the Pod's containers, its
+// sidecars' too.
 func ProtocolFor(task *v1.Task) Protocol {
 	return Protocol{
 		Results:      runstate.ResultNames(task),
-		MessageLimit: runstate.TerminationMessageLimit(len(task.Spec.Steps)),
+		MessageLimit: runstate.TerminationMessageLimit(len(task.Spec.Steps) + len(task.Spec.Sidecars)),
 	}
 }
 

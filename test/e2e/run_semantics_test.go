@@ -14,7 +14,8 @@ import (
 // and kwok's stages end script steps as the controller's wrapper does, so
 // that results and onError: continue work end to end (results_test.go);
 // steps run one at a time, in order, a failing step stopping the rest, and
-// a run times out or is cancelled mid-step (pod_shapes_test.go). With this
+// a run times out or is cancelled mid-step (pod_shapes_test.go); a run with
+// sidecars succeeds, reporting them (sidecars_test.go). With this
 // release's default shape, init containers, a run with a time to live is
 // deleted with its Pod when it has passed (ttl_test.go), and so do v1's
 // typed params, applied from the samples (typed_params_test.go): neither
@@ -53,6 +54,10 @@ func TestRunSemantics(t *testing.T) {
 			t.Run("timeout and cancel", func(t *testing.T) {
 				t.Parallel()
 				checkTimeoutAndCancel(t, c, chained)
+			})
+			t.Run("sidecars", func(t *testing.T) {
+				t.Parallel()
+				checkSidecars(t, c, chained)
 			})
 			if chained {
 				t.Run("command step falls back to init containers", func(t *testing.T) {

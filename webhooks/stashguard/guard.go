@@ -45,10 +45,6 @@ type guard[H, S any, PH object[H], PS object[S]] struct {
 	toHub func(context.Context, PS, PH) error
 	// fromV1 decodes a v1 object and converts it to its v1beta1 form.
 	fromV1 func(context.Context, []byte) (PH, error)
-	// release7 refuses, at their v1 paths, the fields of a v1beta1 form's
-	// v1 form that only release 7 runs, unless the object it replaces
-	// (nil: none) held them as they are.
-	release7 func(ctx context.Context, obj, old PH) field.ErrorList
 	// pin refuses, by their v1 forms, a spoke's write of a v1beta1 form
 	// over old (nil: none) that forges or changes a run's pinned spec
 	// (pinned.go); v1Pin a v1 status write's, from the raw objects. Both
@@ -147,8 +143,7 @@ func (g *guard[H, S, PH, PS]) judgeSpokeWrite(ctx context.Context, req admission
 		errs = append(errs, g.checkStatusUnchanged(obj, old)...)
 		errs = append(errs, g.checkSize(hub, nil)...)
 	}
-	errs = append(errs, g.checkPin(ctx, hub, oldHub, req.SubResource == "status")...)
-	return append(errs, g.checkRelease7(ctx, hub, oldHub)...)
+	return append(errs, g.checkPin(ctx, hub, oldHub, req.SubResource == "status")...)
 }
 
 // checkPin applies pin, if the kind has one.
@@ -159,24 +154,7 @@ func (g *guard[H, S, PH, PS]) checkPin(ctx context.Context, obj, old PH, status 
 	return g.pin(ctx, obj, old, status)
 }
 
-// checkRelease7 refuses what only release 7 runs (runstate's
-// TaskSpecRelease7Fields and TaskRunRelease7Fields), which a write of any
-// version may carry: v1 as its own fields, a spoke in the conversion
-// annotation's v1 member. A write may keep, or drop, what the object held
-// already (stored by release 7, before a rollback): such an object can
-// still be labelled, cancelled and deleted, and its status written.
-func (g *guard[H, S, PH, PS]) checkRelease7(ctx context.Context, obj, old PH) field.ErrorList {
-	// Only a conversion annotation carries what neither spoke expresses:
-	// the v1beta1 form of nearly every write has none, and needs no second
-	// conversion.
-	if _, ok := obj.GetAnnotations()[conversion.AnnotationConversionData]; !ok {
-		return nil
-	}
-	return g.release7(ctx, obj, old)
-}
-
-// judgeV1Write refuses a v1 write of what only release 7 runs (status
-// writes included), a status write that forges or changes a run's pinned
+// judgeV1Write refuses a status write that forges or changes a run's pinned
 // spec (pinned.go: decoding that alone, whatever storedVersions says), and one that takes the object's v1alpha1
 // annotations past the API server's limit. The API server applies v1's
 // own rules, and webhooks/validation v1's params; the guard judges its
@@ -210,12 +188,10 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 			old = nil
 		}
 	}
-	errs := pinErrs
-	errs = append(errs, g.checkRelease7(ctx, stored, old)...)
 	if req.SubResource == "status" {
-		return errs
+		return pinErrs
 	}
-	return append(errs, g.checkSize(stored, old)...)
+	return append(pinErrs, g.checkSize(stored, old)...)
 }
 
 // judgeHubWrite refuses a v1beta1 write that takes the object's v1alpha1
@@ -228,8 +204,7 @@ func (g *guard[H, S, PH, PS]) judgeV1Write(ctx context.Context, req admission.Re
 //
 // A v1beta1 write that carries a conversion annotation is judged by what
 // the annotation restores: text that no longer parses as the type the
-// annotation gives it is refused, never dropped, and so is what only
-// release 7 runs.
+// annotation gives it is refused, never dropped.
 func (g *guard[H, S, PH, PS]) judgeHubWrite(ctx context.Context, req admission.Request) field.ErrorList {
 	hub := PH(new(H))
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, hub); err != nil {
@@ -242,7 +217,7 @@ func (g *guard[H, S, PH, PS]) judgeHubWrite(ctx context.Context, req admission.R
 			old = nil
 		}
 	}
-	errs := append(conversion.CheckStashedTypes(hub), g.checkRelease7(ctx, hub, old)...)
+	errs := conversion.CheckStashedTypes(hub)
 	if errs = append(errs, g.checkPin(ctx, hub, old, false)...); len(errs) > 0 {
 		return errs
 	}

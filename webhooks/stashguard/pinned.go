@@ -3,6 +3,7 @@ package stashguard
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
@@ -125,3 +126,12 @@ func judgeV1Pin(raw, oldRaw []byte) field.ErrorList {
 
 // taskSpecKey is how a TaskRun's JSON names either spec.
 var taskSpecKey = []byte(`"taskSpec"`)
+
+// sameJSON reports whether a and b are the same on the wire, as the API
+// server stores them. (A Duration keeps the text it was written as, which
+// reflection cannot compare.)
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}

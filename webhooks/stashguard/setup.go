@@ -12,14 +12,6 @@
 //   - A v1alpha1 write to an object whose stash conversion had to omit
 //     (minitask.dev/conversion-data-omitted) is refused: it would lose
 //     what the stash would have held.
-//   - What of release 7 this release keeps but does not run yet
-//     (runstate.TaskSpecRelease7Fields and TaskRunRelease7Fields: sidecars
-//     and a step's timeout, in a Task's spec and in a run's inline or
-//     pinned one, and status.sidecars) is refused in every version, naming
-//     the field and release 7, unless the object held it already, as it is
-//     (a rollback from a later build of release 7; release7.go): v1 writes,
-//     status writes included, and spoke writes, which carry it in the
-//     annotation's v1 member.
 //   - A run's pinned status.taskSpec is set only through the status
 //     subresource, an inline run's to its spec.taskSpec, and never changed
 //     or removed after (pinned.go).
@@ -99,8 +91,7 @@ func webhook(h admission.Handler) *admission.Webhook {
 func newTaskGuard(rules *hubRules) *guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task] {
 	return &guard[v1beta1.Task, v1alpha1.Task, *v1beta1.Task, *v1alpha1.Task]{
 		kind: "Task", rules: rules, toHub: conversion.ConvertAlphaTaskToBeta, fromV1: conversion.DecodeV1Task,
-		release7: taskRelease7,
-		stashed:  "spec.description, spec.params, spec.workspaces, spec.results and the steps' command, args, workingDir, env, envFrom, computeResources and onError",
+		stashed: "spec.description, spec.params, spec.workspaces, spec.results and the steps' command, args, workingDir, env, envFrom, computeResources and onError",
 	}
 }
 
@@ -108,7 +99,7 @@ func newTaskGuard(rules *hubRules) *guard[v1beta1.Task, v1alpha1.Task, *v1beta1.
 func newTaskRunGuard(rules *hubRules) *guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun] {
 	return &guard[v1beta1.TaskRun, v1alpha1.TaskRun, *v1beta1.TaskRun, *v1alpha1.TaskRun]{
 		kind: "TaskRun", rules: rules, toHub: conversion.ConvertAlphaTaskRunToBeta, fromV1: conversion.DecodeV1TaskRun,
-		release7: taskRunRelease7, pin: taskRunPin, v1Pin: judgeV1Pin,
+		pin: taskRunPin, v1Pin: judgeV1Pin,
 		stashed: "spec.params, spec.timeout, spec.status, spec.workspaces, spec.serviceAccountName, spec.podTemplate, spec.retries, spec.retryOn, " +
 			"spec.ttlSecondsAfterFinished, status.conditions, status.steps, status.results and status.attempts",
 	}

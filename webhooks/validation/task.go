@@ -93,7 +93,7 @@ func validateTaskSpec(spec *v1.TaskSpec, at *field.Path) field.ErrorList {
 	steps := at.Child("steps")
 	for i, step := range spec.Steps {
 		for _, f := range referringFields(steps.Index(i), step) {
-			errs = append(errs, validateRefs(f, strconv.Quote(step.Name), declared, specs)...)
+			errs = append(errs, validateRefs(f, "step "+strconv.Quote(step.Name), declared, specs)...)
 		}
 	}
 	if template := spec.StepTemplate; template != nil {
@@ -102,7 +102,17 @@ func validateTaskSpec(spec *v1.TaskSpec, at *field.Path) field.ErrorList {
 		env := at.Child("stepTemplate", "env")
 		for j, e := range template.Env {
 			f := textField{path: env.Index(j).Child("value"), value: e.Value}
-			errs = append(errs, validateRefs(f, "", declared, specs)...)
+			errs = append(errs, validateRefs(f, "the stepTemplate", declared, specs)...)
+		}
+	}
+	// A sidecar's texts are expanded as a step's, but it mounts no results
+	// volume: a result's path is no reference it may use.
+	noResults := declaredNames{params.KindParam: declared[params.KindParam], params.KindWorkspace: declared[params.KindWorkspace]}
+	sidecars := at.Child("sidecars")
+	for i, s := range spec.Sidecars {
+		asStep := v1.Step{Image: s.Image, Script: s.Script, Command: s.Command, Args: s.Args, WorkingDir: s.WorkingDir, Env: s.Env}
+		for _, f := range referringFields(sidecars.Index(i), asStep) {
+			errs = append(errs, validateRefs(f, "sidecar "+strconv.Quote(s.Name), noResults, specs)...)
 		}
 	}
 	return append(errs, validateResults(spec, at)...)
@@ -141,17 +151,12 @@ func referringFields(path *field.Path, step v1.Step) []textField {
 	return fields
 }
 
-// validateRefs checks the references in f, a field of the step named step
-// (quoted), or of the stepTemplate when step is "":
-// each must be declared, and each param reference must fit its param's
+// validateRefs checks the references in f, a field of owner (a step or a
+// sidecar, its name quoted, or the stepTemplate): each must be declared, and each param reference must fit its param's
 // type (typedRefProblem). An undeclared name, and a reference used
 // against its type, is reported once per field, with the reference as
 // the bad value rather than the whole field, which may be a long script.
-func validateRefs(f textField, step string, declared declaredNames, specs map[string]*v1.ParamSpec) field.ErrorList {
-	owner := "the stepTemplate"
-	if step != "" {
-		owner = "step " + step
-	}
+func validateRefs(f textField, owner string, declared declaredNames, specs map[string]*v1.ParamSpec) field.ErrorList {
 	refs, err := params.Find(f.value)
 	if err != nil {
 		// The detail quotes the malformed text; repeating a whole script as

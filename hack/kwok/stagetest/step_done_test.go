@@ -426,3 +426,73 @@ func TestStepDonePlaysChainedPods(t *testing.T) {
 		})
 	}
 }
+
+// withSidecar returns pod, as JSON, with a native sidecar db first among
+// its init containers, running since startedAt, as pod-accept starts it.
+func withSidecar(pod map[string]any, startedAt time.Time) map[string]any {
+	spec, status := pod["spec"].(map[string]any), pod["status"].(map[string]any)
+	inits, _ := spec["initContainers"].([]any)
+	spec["initContainers"] = append([]any{map[string]any{"name": "sidecar-db", "image": "postgres", "restartPolicy": "Always"}}, inits...)
+	statuses, _ := status["initContainerStatuses"].([]any)
+	status["initContainerStatuses"] = append([]any{map[string]any{"name": "sidecar-db", "ready": true, "started": true,
+		"state": map[string]any{"running": map[string]any{"startedAt": startedAt.UTC().Format(time.RFC3339)}}}}, statuses...)
+	return pod
+}
+
+// TestStepDonePlaysSidecars: a sidecar runs on while the steps end, and
+// ends with the Pod: its last step, or a failing one; it is never taken
+// for the running step, and the delay reads the step's script.
+func TestStepDonePlaysSidecars(t *testing.T) {
+	d := loadStepDone(t)
+	fetch := step{name: "fetch", script: "sleep 2"}
+	build := step{name: "build", script: "exit 3"}
+	report := step{name: "report", script: "true"}
+	stopped := ending{Reason: "Completed"}
+	tests := map[string]struct {
+		chained   bool
+		steps     []step
+		running   int
+		wantPhase string
+		want      map[string]ending
+	}{
+		"a step ends, the sidecar runs on": {steps: []step{fetch, report}, wantPhase: "Running",
+			want: map[string]ending{"step-fetch": {Reason: "Completed", Message: `{"exitCode":0,"results":{}}`}}},
+		"the last step ends the Pod and the sidecar": {steps: []step{fetch, report}, running: 1, wantPhase: "Succeeded",
+			want: map[string]ending{"step-fetch": {Reason: "Completed"}, "step-report": {Reason: "Completed", Message: `{"exitCode":0,"results":{}}`}, "sidecar-db": stopped}},
+		"a failing step ends the Pod and the sidecar": {steps: []step{build, report}, wantPhase: "Failed",
+			want: map[string]ending{"step-build": {ExitCode: 3, Reason: "Error", Message: `{"exitCode":3,"results":{}}`}, "sidecar-db": stopped}},
+		"chained: a step ends, the sidecar runs on": {chained: true, steps: []step{fetch, report}, wantPhase: "Running",
+			want: map[string]ending{"step-fetch": {Reason: "Completed", Message: `{"exitCode":0,"results":{}}`}}},
+		"chained: the last step ends the Pod and the sidecar": {chained: true, steps: []step{fetch, report}, running: 1, wantPhase: "Succeeded",
+			want: map[string]ending{"step-fetch": {Reason: "Completed"}, "step-report": {Reason: "Completed", Message: `{"exitCode":0,"results":{}}`}, "sidecar-db": stopped}},
+		"chained: a failing step skips the rest and ends the sidecar": {chained: true, steps: []step{build, report}, wantPhase: "Failed",
+			want: map[string]ending{"step-build": {ExitCode: 3, Reason: "Error", Message: `{"exitCode":3,"results":{}}`},
+				"step-report": {Reason: "Completed", Message: `{"skipped":true}`}, "sidecar-db": stopped}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			started := time.Now().Add(-10 * time.Second).Truncate(time.Second)
+			// The sidecar started just now: were it taken for the running
+			// step, the delay would be a second, not 0.
+			pod := withSidecar(testPod(tc.steps, nil, tc.running, started, tc.chained), time.Now().Truncate(time.Second))
+			phase, got, out := d.renderAll(t, pod)
+			if phase != tc.wantPhase {
+				t.Errorf("phase = %q, want %q; the patch: %s", phase, tc.wantPhase, out)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("the containers ended (-want +got):\n%s", diff)
+			}
+			delay, err := expression.NewQuery(d.delay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, err := delay.Execute(context.Background(), pod)
+			if err != nil || len(results) != 1 {
+				t.Fatalf("the delay's jq: %v, %v", results, err)
+			}
+			if s, _ := results[0].(string); s != "0ms" {
+				t.Errorf("delay = %v, want 0ms: the running step, not the sidecar, started 10 s ago", results[0])
+			}
+		})
+	}
+}

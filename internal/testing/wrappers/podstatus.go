@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/minitask-dev/minitask/internal/runstate"
 )
@@ -30,7 +31,7 @@ func PodStatus(pod *corev1.Pod) *PodStatusWrapper {
 	w.steps(corev1.PodPending, 0, waiting("ContainerCreating"))
 	for k := range w.status.InitContainerStatuses {
 		if cs := &w.status.InitContainerStatuses[k]; w.sidecar(cs.Name) {
-			cs.State = waiting("ContainerCreating")
+			cs.State, cs.Started, cs.Ready = waiting("ContainerCreating"), nil, false
 		}
 	}
 	return w
@@ -148,6 +149,7 @@ func (w *PodStatusWrapper) steps(phase corev1.PodPhase, current int, state corev
 		switch {
 		case runstate.IsNativeSidecar(c):
 			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: w.at}}
+			cs.Started, cs.Ready = ptr.To(true), true
 			return cs
 		case i < current:
 			cs.State = w.terminated(0, "Completed")

@@ -102,6 +102,7 @@ func (p *plugin) runDescribe(ctx context.Context, name string) error {
 	d.stepResources(task, taskNote)
 	d.conditions(run)
 	d.steps(run, task)
+	d.sidecars(run)
 	d.results(run, task)
 	d.attempts(run)
 	d.events(events, eventsNote)
@@ -246,6 +247,27 @@ func (d *describer) steps(run *v1.TaskRun, task *v1.Task) {
 			}
 		}
 		d.line("  %s\t%s\t%s\t%s\t%s", s.Name, orNone(string(s.State)), exit, orNone(s.Reason), took)
+	}
+}
+
+// sidecars shows the run's sidecars as status.sidecars reports them;
+// nothing for a run without (docs/sidecars.md).
+func (d *describer) sidecars(run *v1.TaskRun) {
+	if len(run.Status.Sidecars) == 0 {
+		return
+	}
+	d.line("")
+	d.line("Sidecars:")
+	d.line("  NAME\tSTATE\tREADY\tRESTARTS\tREASON")
+	for _, s := range run.Status.Sidecars {
+		ready, restarts := "no", "0"
+		if s.Ready != nil && *s.Ready {
+			ready = "yes"
+		}
+		if s.RestartCount != nil {
+			restarts = strconv.Itoa(int(*s.RestartCount))
+		}
+		d.line("  %s\t%s\t%s\t%s\t%s", s.Name, orNone(string(s.State)), ready, restarts, orNone(s.Reason))
 	}
 }
 

@@ -14,10 +14,12 @@ import (
 func (p *plugin) newLogsCommand() *cobra.Command {
 	var o runlogs.Options
 	cmd := &cobra.Command{
-		Use:   "logs RUN [-f] [--step NAME]",
-		Short: "Print the logs of a run's steps, in order",
+		Use:   "logs RUN [-f] [--step NAME | --sidecar NAME]",
+		Short: "Print the logs of a run's steps, in order, then its sidecars'",
 		Long: `Print the logs of a run's steps, one step after another in the Task's order,
-each line prefixed with [STEP]. Steps that have not started yet are not shown;
+each line prefixed with [STEP], then what its sidecars wrote so far, each line
+prefixed with [sidecar NAME]; --sidecar prints one sidecar's log, and with -f
+follows it until it ends. Steps that have not started yet are not shown;
 with -f, logs waits for each step in turn (and, for a run waiting for its Task,
 for the Task) and follows it until the run finishes. A run that retries runs
 its steps again in a Pod for each attempt: logs shows the current attempt's,
@@ -28,7 +30,10 @@ is cut there, and marked "[line cut at 64 KiB]".`,
   kubectl task logs greet-x7k2p
 
   # Follow the step build until the run finishes
-  kubectl task logs greet-x7k2p -f --step build`,
+  kubectl task logs greet-x7k2p -f --step build
+
+  # Print what the sidecar db wrote
+  kubectl task logs greet-x7k2p --sidecar db`,
 		Args:              exactlyOne("the name of a run"),
 		ValidArgsFunction: p.completeRuns(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -37,6 +42,8 @@ is cut there, and marked "[line cut at 64 KiB]".`,
 	}
 	cmd.Flags().BoolVarP(&o.Follow, "follow", "f", false, "Follow the logs until the run finishes")
 	cmd.Flags().StringVar(&o.Step, "step", "", "Print only this step's log")
+	cmd.Flags().StringVar(&o.Sidecar, "sidecar", "", "Print only this sidecar's log")
+	cmd.MarkFlagsMutuallyExclusive("step", "sidecar")
 	_ = cmd.RegisterFlagCompletionFunc("step", p.completeSteps)
 	return cmd
 }
@@ -55,6 +62,10 @@ func (p *plugin) runLogs(cmd *cobra.Command, name string, o runlogs.Options) err
 	if errors.As(err, &unknownStep) {
 		return usageErrorf(cmd, "TaskRun %q has no step %q; its steps are: %s", name, o.Step, strings.Join(unknownStep.Steps, ", "))
 	}
+	var unknownSidecar *runlogs.UnknownSidecarError
+	if errors.As(err, &unknownSidecar) {
+		return usageErrorf(cmd, "TaskRun %q %s", name, strings.TrimPrefix(unknownSidecar.Error(), "the run "))
+	}
 	if err != nil {
 		return clusterError(err, c.Host)
 	}
@@ -67,6 +78,8 @@ func (p *plugin) runLogs(cmd *cobra.Command, name string, o runlogs.Options) err
 		return err
 	}
 	switch {
+	case o.Sidecar != "":
+		fmt.Fprintf(p.Streams.ErrOut, "TaskRun %s: sidecar %s has not started\n", name, o.Sidecar)
 	case runstate.Finished(run):
 		// Followed too: a run can end waiting for its Task, say.
 		fmt.Fprintf(p.Streams.ErrOut, "TaskRun %s ran no step: %s; see kubectl task describe %s -n %s\n", name, runstate.Summary(run), name, ns)

@@ -75,6 +75,8 @@ func (e *UnknownStepError) Error() string {
 type Options struct {
 	// Step, if set, prints only that step's log.
 	Step string
+	// Sidecar, if set, prints only that sidecar's log (not with Step).
+	Sidecar string
 	// Follow keeps printing until the steps' containers end.
 	Follow bool
 }
@@ -82,9 +84,11 @@ type Options struct {
 // Stream prints the logs of src's steps to w in order, each line prefixed with
 // "[STEP] ". A step is opened only once the one before it has been read to its
 // end, so that lines never interleave across steps. It returns how many steps
-// it printed; it stops, without error, at the first step that has not started,
-// and at the first whose log is gone (GoneError), which it says in that step's
-// place.
+// (and sidecars) it printed; it stops, without error, at the first step that
+// has not started, and at the first whose log is gone (GoneError), which it
+// says in that step's place. Then it prints what the run's sidecars wrote so
+// far, if src is a SidecarSource, each line prefixed "[sidecar NAME] ": a
+// sidecar's log says why a run whose steps never started failed.
 // For an Attempts source it does so for one attempt after another (one only,
 // without following), each after the line that marks its start.
 func Stream(ctx context.Context, src Source, w io.Writer, o Options) (int, error) {
@@ -111,8 +115,23 @@ func Stream(ctx context.Context, src Source, w io.Writer, o Options) (int, error
 	}
 }
 
-// streamSteps prints the logs of the steps src reads now, as Stream does.
+// streamSteps prints the logs of the steps src reads now, as Stream does,
+// then its sidecars' (streamSidecars), unless o asks for one step; o's
+// sidecar alone if it asks for one.
 func streamSteps(ctx context.Context, src Source, w io.Writer, o Options) (int, error) {
+	if o.Sidecar != "" {
+		return streamSidecars(ctx, src, w, o)
+	}
+	printed, err := streamStepLogs(ctx, src, w, o)
+	if err != nil || o.Step != "" {
+		return printed, err
+	}
+	n, err := streamSidecars(ctx, src, w, o)
+	return printed + n, err
+}
+
+// streamStepLogs prints the logs of the steps src reads now.
+func streamStepLogs(ctx context.Context, src Source, w io.Writer, o Options) (int, error) {
 	steps, err := src.Steps(ctx, o.Follow)
 	if err != nil {
 		return 0, err

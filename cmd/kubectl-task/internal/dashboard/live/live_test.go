@@ -56,7 +56,7 @@ func TestLogWriter(t *testing.T) {
 	w := httptest.NewRecorder()
 	s, _ := Open(w)
 	lw := &logWriter{s: s}
-	for _, chunk := range []string{"=== attempt 2 of 3\n", "[build] go build ./...\n", "[build] <b>bold</b>", " and more\n", "[test] ] [x] \n", "[test] no newline"} {
+	for _, chunk := range []string{"=== attempt 2 of 3\n", "[build] go build ./...\n", "[build] <b>bold</b>", " and more\n", "[test] ] [x] \n", "[sidecar db] ready\n", "[test] no newline"} {
 		if _, err := lw.Write([]byte(chunk)); err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +77,9 @@ data: {"step":"build","text":"\u003cb\u003ebold\u003c/b\u003e and more"}
 
 event: log
 data: {"step":"test","text":"] [x] "}
+
+event: log
+data: {"sidecar":"db","text":"ready"}
 
 event: log
 data: {"step":"test","text":"no newline"}

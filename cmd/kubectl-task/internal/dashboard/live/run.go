@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
@@ -32,11 +33,12 @@ const (
 	EventDone    = "done"
 )
 
-// LogLine is a line of a step's log, or (Step empty) a line that marks the
-// start of an attempt.
+// LogLine is a line of a step's log, or of a sidecar's (Sidecar set), or
+// (both empty) a line that marks the start of an attempt.
 type LogLine struct {
-	Step string `json:"step,omitempty"`
-	Text string `json:"text"`
+	Step    string `json:"step,omitempty"`
+	Sidecar string `json:"sidecar,omitempty"`
+	Text    string `json:"text"`
 }
 
 // LogEnd says why the logs ended early, if they did.
@@ -126,8 +128,8 @@ func sendRun(ctx context.Context, s *Stream, run *v1.TaskRun, view RunView) erro
 	return s.Send(EventEvents, html)
 }
 
-// logWriter turns what runlogs.Stream prints, "[STEP] text" lines and the
-// lines that mark attempts, into log events.
+// logWriter turns what runlogs.Stream prints, "[STEP] text" and "[sidecar
+// NAME] text" lines and the lines that mark attempts, into log events.
 type logWriter struct {
 	s       *Stream
 	partial []byte
@@ -164,6 +166,10 @@ func (w *logWriter) send(line string) error {
 		for i := 1; i+1 < len(line); i++ {
 			if line[i] == ']' && line[i+1] == ' ' {
 				l = LogLine{Step: line[1:i], Text: line[i+2:]}
+				if name, ok := strings.CutPrefix(l.Step, "sidecar "); ok {
+					// runlogs.SidecarPrefix: a step's name holds no space.
+					l = LogLine{Sidecar: name, Text: l.Text}
+				}
 				break
 			}
 		}

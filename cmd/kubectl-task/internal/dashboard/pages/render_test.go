@@ -46,6 +46,7 @@ func TestEveryValueIsEscaped(t *testing.T) {
 		Conditions(metav1.Condition{Type: v1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "StepFailed", Message: payload}).
 		StepStates(v1.StepState{Name: "say", State: v1.StepTerminated, ExitCode: ptr.To[int32](3), Reason: payload}).Obj()
 	run.Status.Results = []v1.RunResult{{Name: "r", Value: ptr.To(payload)}}
+	run.Status.Sidecars = []v1.SidecarState{{Name: "db", State: v1.StepWaiting, Reason: payload}}
 	run.Status.Attempts = []v1.Attempt{{PodName: "greet-1-pod", Reason: "PodFailed", Message: payload}}
 	run.Spec.PodTemplate = &v1.PodTemplate{PriorityClassName: payload}
 	events := []corev1.Event{{Type: "Warning", Reason: payload, Message: payload, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "greet-1-pod"}}}
@@ -82,6 +83,52 @@ func TestEveryValueIsEscaped(t *testing.T) {
 		if !strings.Contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 			t.Errorf("%s does not show the payload as text:\n%s", name, html)
 		}
+	}
+}
+
+// TestRunPageSidecars: a run's page lists its sidecars, from
+// status.sidecars, else from the spec it runs, and a log panel for each.
+func TestRunPageSidecars(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	task := wrappers.Task("ns", "it").Sidecars(v1.Sidecar{Name: "db", Image: "postgres"}, v1.Sidecar{Name: "cache", Image: "redis"}).
+		Step("test", "golang:1", "go test ./...").Obj()
+	waiting := wrappers.TaskRun("ns", "it-1", "it").Obj()
+	running := wrappers.TaskRun("ns", "it-2", "it").Obj()
+	running.Status.Sidecars = []v1.SidecarState{
+		{Name: "db", State: v1.StepRunning, Ready: ptr.To(true)},
+		{Name: "cache", State: v1.StepWaiting, Ready: ptr.To(false), RestartCount: ptr.To[int32](2), Reason: "CrashLoopBackOff"},
+	}
+	tests := map[string]struct {
+		run  *v1.TaskRun
+		want []SidecarRow
+	}{
+		"from the Task, before the Pod": {waiting, []SidecarRow{
+			{Name: "db", State: "Not started", Ready: "no", Restarts: "0", Reason: none, Tone: ToneWaiting},
+			{Name: "cache", State: "Not started", Ready: "no", Restarts: "0", Reason: none, Tone: ToneWaiting}}},
+		"from status.sidecars": {running, []SidecarRow{
+			{Name: "db", State: "Running", Ready: "yes", Restarts: "0", Reason: none, Tone: ToneOK},
+			{Name: "cache", State: "Waiting", Ready: "no", Restarts: "2", Reason: "CrashLoopBackOff", Tone: ToneFailed}}},
+	}
+	r, err := NewRenderer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			page := NewRunPage(Layout{}, tc.run, task, "", "", nil, "", now)
+			if diff := cmp.Diff(tc.want, page.Live.Sidecars); diff != "" {
+				t.Errorf("sidecars (-want +got):\n%s", diff)
+			}
+			var b bytes.Buffer
+			if err := r.Page(&b, PageRun, page); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{`id="sidecar-db"`, `id="log-sidecar.db"`, `id="log-sidecar.cache"`, `>sidecar cache</h3>`} {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("the run's page lacks %s", want)
+				}
+			}
+		})
 	}
 }
 

@@ -30,8 +30,9 @@ type RunPage struct {
 	// Workspaces are the Task's, with the run's bindings.
 	Workspaces []WorkspaceRow
 	Pod        PodSettings
-	// Steps are the steps whose logs the page shows, in order.
-	Steps []string
+	// Steps are the steps whose logs the page shows, in order; Sidecars
+	// the sidecars, whose logs follow the steps'.
+	Steps, Sidecars []string
 	// LiveURL streams the run's changes and its steps' logs; LogURL is
 	// the logs as plain text; YAMLURL the run in both API versions.
 	LiveURL, LogURL, YAMLURL string
@@ -59,6 +60,7 @@ type RunLive struct {
 	Timeout        string
 	PendingTimeout string
 	Steps          []StepRow
+	Sidecars       []SidecarRow
 	Conditions     []ConditionRow
 	Results        []ResultRow
 	Attempts       []AttemptRow
@@ -68,6 +70,12 @@ type RunLive struct {
 type StepRow struct {
 	Name, State, ExitCode, Reason, Duration string
 	Tone                                    Tone
+}
+
+// SidecarRow is a sidecar of the run (status.sidecars, else its Task's).
+type SidecarRow struct {
+	Name, State, Ready, Restarts, Reason string
+	Tone                                 Tone
 }
 
 // ConditionRow is one of the run's conditions.
@@ -121,6 +129,7 @@ func NewRunPage(l Layout, run *v1.TaskRun, task *v1.Task, taskNote, podShape str
 		Task: run.Spec.TaskRef.Name, TaskURL: TaskPath(run.Namespace, run.Spec.TaskRef.Name), TaskNote: taskNote,
 		Labels: NewRunRow(run, now).Labels, Live: NewRunLive(run, task, podShape, now), Events: NewRunEvents(events, eventsNote, now),
 		Params: paramRows(run, task), Workspaces: workspaceRows(run, task), Pod: podSettings(run), Steps: stepNames(run, task),
+		Sidecars: sidecarNames(run, task),
 	}
 	p.LiveURL, p.LogURL, p.YAMLURL, p.ActionURL = p.URL+"/live", p.URL+"/log.txt", p.URL+"/yaml", p.URL
 	return p
@@ -165,6 +174,7 @@ func NewRunLive(run *v1.TaskRun, task *v1.Task, podShape string, now time.Time) 
 		}
 		live.Steps = append(live.Steps, row)
 	}
+	live.Sidecars = sidecarRows(run, task)
 	for _, c := range run.Status.Conditions {
 		live.Conditions = append(live.Conditions, ConditionRow{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
 			Message: c.Message, Changed: timeOf(&c.LastTransitionTime, now)})
@@ -250,6 +260,68 @@ func podSettings(run *v1.TaskRun) PodSettings {
 
 // stepNames are the steps the run's logs are shown for: its status's,
 // else its Task's.
+// sidecarRows are the run's sidecars as status.sidecars reports them, else
+// as the spec it runs declares them, not started.
+func sidecarRows(run *v1.TaskRun, task *v1.Task) []SidecarRow {
+	var rows []SidecarRow
+	for _, s := range run.Status.Sidecars {
+		row := SidecarRow{Name: s.Name, State: orNone(string(s.State)), Ready: "no", Restarts: "0", Reason: orNone(s.Reason), Tone: ToneWaiting}
+		if s.Ready != nil && *s.Ready {
+			row.Ready = "yes"
+		}
+		if s.RestartCount != nil {
+			row.Restarts = strconv.Itoa(int(*s.RestartCount))
+		}
+		switch {
+		case s.State == v1.StepRunning && row.Ready == "yes":
+			row.Tone = ToneOK
+		case s.State == v1.StepTerminated && s.ExitCode != nil && *s.ExitCode != 0, s.RestartCount != nil:
+			row.Tone = ToneFailed
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) > 0 {
+		return rows
+	}
+	for _, name := range declaredSidecars(run, task) {
+		rows = append(rows, SidecarRow{Name: name, State: "Not started", Ready: "no", Restarts: "0", Reason: none, Tone: ToneWaiting})
+	}
+	return rows
+}
+
+// sidecarNames are the names of the run's sidecars, whose logs the page
+// shows after the steps'.
+func sidecarNames(run *v1.TaskRun, task *v1.Task) []string {
+	var names []string
+	for _, s := range run.Status.Sidecars {
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		names = declaredSidecars(run, task)
+	}
+	return names
+}
+
+// declaredSidecars are the sidecars of the spec run runs: pinned, inline,
+// or its Task's.
+func declaredSidecars(run *v1.TaskRun, task *v1.Task) []string {
+	spec := run.Status.TaskSpec
+	switch {
+	case spec != nil:
+	case run.Spec.TaskSpec != nil:
+		spec = run.Spec.TaskSpec
+	case task != nil:
+		spec = &task.Spec
+	default:
+		return nil
+	}
+	var names []string
+	for _, s := range spec.Sidecars {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
 func stepNames(run *v1.TaskRun, task *v1.Task) []string {
 	var names []string
 	for _, s := range run.Status.Steps {

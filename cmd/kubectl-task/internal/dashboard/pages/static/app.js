@@ -98,17 +98,19 @@ function followRun(run) {
   const panels = document.getElementById("log-panels");
   const logState = document.getElementById("log-state");
 
-  function panel(step) {
-    let pre = document.getElementById("log-" + step);
+  // panel is the log panel of key: a step's name, or "sidecar.NAME" for a
+  // sidecar's (a step's name holds no dot), headed title.
+  function panel(key, title) {
+    let pre = document.getElementById("log-" + key);
     if (pre) return pre;
     const div = document.createElement("div");
     div.className = "log-panel";
     const h = document.createElement("h3");
-    h.id = "log-h-" + step;
-    h.textContent = step;
+    h.id = "log-h-" + key;
+    h.textContent = title || key;
     pre = document.createElement("pre");
     pre.className = "log";
-    pre.id = "log-" + step;
+    pre.id = "log-" + key;
     pre.tabIndex = 0;
     pre.setAttribute("aria-labelledby", h.id);
     div.append(h, pre);
@@ -142,7 +144,9 @@ function followRun(run) {
     },
     log: (data) => {
       const line = JSON.parse(data);
-      if (line.step) {
+      if (line.sidecar) {
+        appendLine(panel("sidecar." + line.sidecar, "sidecar " + line.sidecar), line.text);
+      } else if (line.step) {
         lastStep = line.step;
         appendLine(panel(line.step), line.text);
       } else {
