@@ -34,7 +34,7 @@ import (
 //     (createRelease5Objects). The upgrade to release 7 must finish them
 //     once each, every object reading as before (checkEverythingKept).
 //   - Under release 7, what only release 7 runs is written through v1 in a
-//     namespace of its own (createRelease7Objects): a Task with a
+//     namespace of its own (createRelease7Objects): a Task with a sidecar, a
 //     stepTemplate, a step's securityContext and pull policy, a run of it
 //     and an inline taskSpec run, each in flight (chained Pods, as release 7
 //     builds by default, their specs pinned in status.taskSpec), and one of
@@ -92,7 +92,7 @@ func TestRollbackToRelease6(t *testing.T) {
 // checks here.
 const (
 	r7NS            = "release7"
-	r7Task          = "templated"         // stepTemplate, a step's securityContext and pull policy
+	r7Task          = "templated"         // sidecars, stepTemplate, a step's securityContext and pull policy
 	r7TaskRunning   = "templated-running" // runs through the rollback
 	r7InlineRunning = "inline-running"    // spec.taskSpec; runs through the rollback
 	r7TaskNew       = "templated-new"     // created once release 7's controller stopped
@@ -119,6 +119,9 @@ func templatedTask() *minitaskv1.Task {
 		ObjectMeta: metav1.ObjectMeta{Namespace: r7NS, Name: r7Task},
 		Spec: minitaskv1.TaskSpec{
 			Params: []minitaskv1.ParamSpec{{Name: "pause", Default: minitaskv1.NewStringValue("1")}},
+			// A service beside the steps: the run in flight's Pod has it as
+			// a native sidecar through the rollback, which release 6 reads.
+			Sidecars: []minitaskv1.Sidecar{{Name: "db", Image: "postgres:17"}},
 			StepTemplate: &minitaskv1.StepTemplate{
 				Env:             []corev1.EnvVar{{Name: r7Env, Value: "hello from the template"}},
 				ImagePullPolicy: minitaskv1.PullIfNotPresent,
@@ -345,7 +348,15 @@ func (r *v1Rehearsal) checkRelease7Ran() {
 		r.t.Fatalf("TaskRun %s has Pods %v, want one", r7TaskNew, podNames(pods))
 	}
 	got := map[string]string{}
+	for _, c := range pods[0].Spec.InitContainers {
+		if runstate.IsNativeSidecar(c) {
+			got[c.Name] = "native sidecar"
+		}
+	}
 	for _, c := range slices.Concat(pods[0].Spec.InitContainers, pods[0].Spec.Containers) {
+		if !strings.HasPrefix(c.Name, runstate.StepContainerPrefix) {
+			continue
+		}
 		env := ""
 		for _, e := range c.Env {
 			if e.Name == r7Env {
@@ -355,8 +366,9 @@ func (r *v1Rehearsal) checkRelease7Ran() {
 		got[c.Name] = fmt.Sprintf("%s, %s=%q", c.ImagePullPolicy, r7Env, env)
 	}
 	want := map[string]string{
-		runstate.StepContainerPrefix + "say":  `Always, GREETING="hello from the template"`,
-		runstate.StepContainerPrefix + "wait": `IfNotPresent, GREETING="hello from the template"`,
+		runstate.SidecarContainerPrefix + "db": "native sidecar",
+		runstate.StepContainerPrefix + "say":   `Always, GREETING="hello from the template"`,
+		runstate.StepContainerPrefix + "wait":  `IfNotPresent, GREETING="hello from the template"`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		r.t.Errorf("the containers of TaskRun %s's Pod (-want +got):\n%s", r7TaskNew, diff)
