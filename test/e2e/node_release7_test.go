@@ -131,3 +131,81 @@ touch "$m"; echo first attempt; sleep 5; exit 1`},
 		},
 	}
 }
+
+// sidecarOnLoopback: a step talks to a service its sidecar serves on the
+// Pod's loopback (busybox's httpd), which a readiness probe says is up;
+// the sidecar is still running when the step ends, and the run ends with
+// the step all the same.
+func sidecarOnLoopback() nodeCase {
+	task := wrappers.Task(ns, "with-server").Steps(
+		v1.Step{Name: "get", Image: alpineImage, Script: "wget -qO- http://127.0.0.1:8080/"},
+	).Obj()
+	task.Spec.Sidecars = []v1.Sidecar{{Name: "web", Image: alpineImage,
+		Script: "mkdir -p /tmp/www && echo served by the sidecar > /tmp/www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /tmp/www",
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+			Command: []string{"sh", "-c", "wget -qO /dev/null http://127.0.0.1:8080/"}}}, PeriodSeconds: 1}}}
+	return nodeCase{
+		before: []client.Object{task},
+		run:    wrappers.TaskRun(ns, "sidecar-on-loopback", task.Name).Obj(),
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
+			wantOutcome(t, run, "True/Succeeded")
+			if got := stepLog(t, c, run, "get"); got != "served by the sidecar\n" {
+				t.Errorf("the step fetched %q from its sidecar, want its page", got)
+			}
+			if len(run.Status.Sidecars) != 1 || run.Status.Sidecars[0].Name != "web" {
+				t.Errorf("status.sidecars: %+v, want web's", run.Status.Sidecars)
+			}
+		},
+	}
+}
+
+// slowSidecarHoldsFirstStep: a sidecar that becomes ready only 3 s after it
+// starts holds step 1 until then: the step finds the file the sidecar
+// writes as it becomes ready, in a workspace they share.
+func slowSidecarHoldsFirstStep() nodeCase {
+	task := wrappers.Task(ns, "slow-sidecar").Workspace("shared").Steps(
+		v1.Step{Name: "first", Image: alpineImage, Script: `cat "$(workspaces.shared.path)/ready"`},
+	).Obj()
+	task.Spec.Sidecars = []v1.Sidecar{{Name: "slow", Image: alpineImage,
+		Script: `sleep 3; echo ready after 3s > "$(workspaces.shared.path)/ready"; exec sleep 3600`,
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+			Command: []string{"sh", "-c", "test -f /workspace/shared/ready"}}}, PeriodSeconds: 1}}}
+	return nodeCase{
+		before: []client.Object{task},
+		run:    wrappers.TaskRun(ns, "slow-sidecar-holds-step", task.Name).Obj(),
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
+			wantOutcome(t, run, "True/Succeeded")
+			if got := stepLog(t, c, run, "first"); got != "ready after 3s\n" {
+				t.Errorf("step 1 read %q, want what the sidecar wrote as it became ready: it started before", got)
+			}
+		},
+	}
+}
+
+// sidecarIgnoringTermDoesNotDelayEnd: a sidecar that ignores SIGTERM does
+// not keep the run from ending with its last step: the run's completion
+// is within a few seconds of the step's end (the Pod's grace period is
+// 30 s), and the Pod is stopped.
+func sidecarIgnoringTermDoesNotDelayEnd() nodeCase {
+	task := wrappers.Task(ns, "stubborn-sidecar").Steps(
+		v1.Step{Name: "work", Image: alpineImage, Script: "echo done"},
+		v1.Step{Name: "more", Image: alpineImage, Script: "echo more"},
+	).Obj()
+	task.Spec.Sidecars = []v1.Sidecar{{Name: "stubborn", Image: alpineImage,
+		Script: "trap '' TERM\nwhile :; do sleep 1; done"}}
+	return nodeCase{
+		before: []client.Object{task},
+		run:    wrappers.TaskRun(ns, "stubborn-sidecar", task.Name).Obj(),
+		check: func(t *testing.T, c *cluster, run *v1.TaskRun) {
+			wantOutcome(t, run, "True/Succeeded")
+			last := run.Status.Steps[len(run.Status.Steps)-1]
+			if last.FinishedAt == nil || run.Status.CompletionTime == nil {
+				t.Fatalf("the last step's end %v, the run's completion %v: want both", last.FinishedAt, run.Status.CompletionTime)
+			}
+			if d := run.Status.CompletionTime.Sub(last.FinishedAt.Time); d > 2*time.Second {
+				t.Errorf("the run completed %v after its last step ended, want at once: the sidecar that ignores SIGTERM held it", d)
+			}
+		},
+		shape: runstate.PodShapeChained,
+	}
+}

@@ -47,7 +47,8 @@ type nodeCase struct {
 // every kind of workspace, get a token or none, run as their images' users,
 // and run out of memory; and what release 7 runs: a step timed out (its
 // trap runs), a step's added capabilities, a retry of a pinned spec whose
-// Task was edited; their Pods chained where the Task allows.
+// Task was edited, sidecars (a service on loopback, one slow to be ready,
+// one that ignores SIGTERM); their Pods chained where the Task allows.
 func TestNodeSteps(t *testing.T) {
 	c := newNodeCluster(t, "node-steps")
 	startNodeManager(t, c, "--pod-config-timeout="+podConfigTimeout.String())
@@ -76,6 +77,9 @@ func TestNodeSteps(t *testing.T) {
 		"step-timeout-trap":            stepTimeoutRunsTrap(),
 		"added-capabilities":           addedCapabilities(),
 		"edited-task-keeps-retry":      editedTaskKeepsRetry(hostDir),
+		"sidecar-on-loopback":          sidecarOnLoopback(),
+		"slow-sidecar-holds-step":      slowSidecarHoldsFirstStep(),
+		"stubborn-sidecar":             sidecarIgnoringTermDoesNotDelayEnd(),
 	}
 	runNodeCases(t, c, cases, true)
 	t.Run("samples", func(t *testing.T) {
