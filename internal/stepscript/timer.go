@@ -47,24 +47,26 @@ func seconds(d time.Duration) string {
 
 // timerTraps reads a timed wrapper's timeout and grace (the arguments
 // after onError and the limit, and for a chained step after the step it
-// waits for and its own number: positions %d and %d), and traps SIGUSR1,
-// which the timer sends the wrapper at the timeout: expire marks the step
-// timed out and passes SIGTERM on to the script as forward does (caught),
-// so that the wait loop waits again while the script lives. It does not
-// mark a chained step stopped: a step that timed out under onError:
-// continue hands the next step its turn.
+// waits for and its own number: positions %d and %d). A step that timed
+// out is not marked stopped: under onError: continue a chained step hands
+// the next step its turn.
 const timerTraps = `timeout=$%d
 grace=$%d
 timer=
 expired=
-expire() { expired=1; caught=TERM; [ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null; }
-trap expire USR1
 `
 
+// timerExpired is the timer's exit code once the timeout has passed: the
+// wrapper reads it, not a signal, to know that the step timed out. The
+// timer signals the script alone: a signal from the timer to the wrapper
+// ($$, PID 1 of the container) was lost on a real kubelet with busybox's
+// shell, where one from the script got through.
+const timerExpired = "9"
+
 // timerStart starts the timer once the script runs, counting from its
-// start: a background job that sleeps the timeout, signals the wrapper
-// ($$, the wrapper even in a subshell), sleeps the grace period, then kills
-// the script's shell. The script's other processes end with the container,
+// start: a background job that sleeps the timeout, sends the script's
+// shell SIGTERM (its trap runs), sleeps the grace period, then kills it,
+// and exits timerExpired from the timeout on. The script's other processes end with the container,
 // whose PID 1 the wrapper is. The timer holds none of the container's
 // output, so that nothing waits for it, and when told to stop (SIGUSR2,
 // timerStop) it kills the sleep at hand, even one it has just started,
@@ -82,18 +84,23 @@ const timerStart = `{
 	trap 'stop=1; [ -z "$s" ] || kill -KILL "$s" 2>/dev/null' USR2
 	nap() { sleep "$1" & s=$!; [ -z "$stop" ] || kill -KILL "$s" 2>/dev/null; wait "$s" && [ -z "$stop" ]; }
 	nap "$timeout" || exit 0
-	kill -USR1 $$
-	nap "$grace" || exit 0
+	kill -TERM "$pid" 2>/dev/null
+	nap "$grace" || exit ` + timerExpired + `
 	kill -KILL "$pid" 2>/dev/null
+	exit ` + timerExpired + `
 } </dev/null >/dev/null 2>&1 &
 timer=$!
 `
 
-// timerStop, once the script has ended, ignores a timeout that comes too
-// late to matter, so that the message and the code agree, and stops the
-// timer (timerStart).
-const timerStop = `trap '' USR1
-[ -z "$timer" ] || kill -USR2 "$timer" 2>/dev/null
+// timerStop, once the script has ended, stops the timer (timerStart) and
+// reads from its exit code whether the timeout passed. A shell that reaps a
+// job a signal ended says so (dash: "User defined signal 2"), on the
+// step's output but for the redirection.
+const timerStop = `if [ -n "$timer" ]; then
+	kill -USR2 "$timer" 2>/dev/null
+	wait "$timer" >/dev/null 2>&1
+	[ "$?" -ne ` + timerExpired + ` ] || expired=1
+fi
 `
 
 // timerMessage puts "timedOut":true and the timeout in the message of a

@@ -152,8 +152,13 @@ func sidecarOnLoopback() nodeCase {
 			if got := stepLog(t, c, run, "get"); got != "served by the sidecar\n" {
 				t.Errorf("the step fetched %q from its sidecar, want its page", got)
 			}
-			if len(run.Status.Sidecars) != 1 || run.Status.Sidecars[0].Name != "web" {
-				t.Errorf("status.sidecars: %+v, want web's", run.Status.Sidecars)
+			// waitFinished reads v1beta1, which has no status.sidecars.
+			v1Run := &v1.TaskRun{}
+			if err := c.client.Get(context.Background(), client.ObjectKeyFromObject(run), v1Run); err != nil {
+				t.Fatal(err)
+			}
+			if len(v1Run.Status.Sidecars) != 1 || v1Run.Status.Sidecars[0].Name != "web" {
+				t.Errorf("status.sidecars: %+v, want web's", v1Run.Status.Sidecars)
 			}
 		},
 	}
