@@ -144,10 +144,11 @@ func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 // yamlFiles is path if it is a file, else the *.yaml files of the directory
 // path.
 func yamlFiles(path string) ([]string, error) {
-	if info, err := os.Stat(path); err != nil || !info.IsDir() {
-		return []string{path}, nil
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return filepath.Glob(filepath.Join(path, "*.yaml"))
 	}
-	return filepath.Glob(filepath.Join(path, "*.yaml"))
+	// A path that is not there is read as a file, which says so.
+	return []string{path}, nil
 }
 
 // structuralPair is the structural schemas of a version of an older CRD
