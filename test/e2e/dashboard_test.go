@@ -50,6 +50,7 @@ func TestDashboard(t *testing.T) {
 	t.Run("CancelAndRerunByKeyboard", dt.cancelAndRerun)
 	t.Run("V1alpha1YAMLOfV1beta1Run", dt.v1alpha1YAML)
 	t.Run("TypedParamsAndTimeouts", dt.typedParams)
+	t.Run("Sidecars", dt.sidecars)
 	t.Run("ClusterValuesAreText", dt.escaping)
 	t.Run("ForeignPostsRefused", dt.foreignPosts)
 	t.Run("StartFilterDeleteByKeyboard", dt.startFilterDelete)
