@@ -25,8 +25,9 @@ func TestPinnedTaskSpec(t *testing.T) {
 	evicted := func(w *wrappers.PodStatusWrapper) { w.Evicted(0, lowMemory) }
 
 	task := twoSteps("t")
-	// A step's timeout pins a Duration, which the status write's
-	// comparison of the status before and after must take.
+	// A step's timeout is pinned with the rest (a Duration, which keeps
+	// its text; apis/v1's TestSemanticEqualityComparesDurations holds the
+	// status write's comparison of it).
 	task.Spec.Steps[1].Timeout = v1.NewDuration(time.Hour)
 	h.Create(t, task, retrying(wrappers.TaskRun("", "pinned", "t").Obj(), 2))
 	h.WaitForPod(t, "pinned-pod")

@@ -141,9 +141,8 @@ func sidecarOnLoopback() nodeCase {
 		v1.Step{Name: "get", Image: alpineImage, Script: "wget -qO- http://127.0.0.1:8080/"},
 	).Obj()
 	task.Spec.Sidecars = []v1.Sidecar{{Name: "web", Image: alpineImage,
-		Script: "mkdir -p /tmp/www && echo served by the sidecar > /tmp/www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /tmp/www",
-		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
-			Command: []string{"sh", "-c", "wget -qO /dev/null http://127.0.0.1:8080/"}}}, PeriodSeconds: 1}}}
+		Script:         "mkdir -p /tmp/www && echo served by the sidecar > /tmp/www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /tmp/www",
+		ReadinessProbe: shellProbe("wget -qO /dev/null http://127.0.0.1:8080/")}}
 	return nodeCase{
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "sidecar-on-loopback", task.Name).Obj(),
@@ -172,9 +171,8 @@ func slowSidecarHoldsFirstStep() nodeCase {
 		v1.Step{Name: "first", Image: alpineImage, Script: `cat "$(workspaces.shared.path)/ready"`},
 	).Obj()
 	task.Spec.Sidecars = []v1.Sidecar{{Name: "slow", Image: alpineImage,
-		Script: `sleep 3; echo ready after 3s > "$(workspaces.shared.path)/ready"; exec sleep 3600`,
-		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
-			Command: []string{"sh", "-c", "test -f /workspace/shared/ready"}}}, PeriodSeconds: 1}}}
+		Script:         `sleep 3; echo ready after 3s > "$(workspaces.shared.path)/ready"; exec sleep 3600`,
+		ReadinessProbe: shellProbe("test -f /workspace/shared/ready")}}
 	return nodeCase{
 		before: []client.Object{task},
 		run:    wrappers.TaskRun(ns, "slow-sidecar-holds-step", task.Name).Obj(),
@@ -213,4 +211,10 @@ func sidecarIgnoringTermDoesNotDelayEnd() nodeCase {
 		},
 		shape: runstate.PodShapeChained,
 	}
+}
+
+// shellProbe is a probe that runs script in the container's shell every
+// second.
+func shellProbe(script string) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", script}}}, PeriodSeconds: 1}
 }
