@@ -181,9 +181,9 @@ func TestSelfManagedCertificates(t *testing.T) {
 		h.stop()
 
 		t.Logf("during rotation: %d conversion requests through the API server (%d failed), "+
-			"%d TLS handshakes against the injected bundles (%d failed), %d repointings of the CRDs; "+
-			"API server connections per replica %d/%d",
-			h.requests.Load(), h.failures.Load(), h.handshakes.Load(), h.handshakeFailures.Load(), h.repointings.Load(),
+			"%d TLS handshakes against the injected bundles (%d failed), %d repointings of the CRDs "+
+			"(%d reads refused by the restarting CRD cache, retried); API server connections per replica %d/%d",
+			h.requests.Load(), h.failures.Load(), h.handshakes.Load(), h.handshakeFailures.Load(), h.repointings.Load(), h.cacheRefusals.Load(),
 			lbs[0].conns[0].Load()+lbs[1].conns[0].Load(), lbs[0].conns[1].Load()+lbs[1].conns[1].Load())
 		for _, e := range h.errors() {
 			t.Error(e)
@@ -265,6 +265,9 @@ func pointCRDsAt(ctx context.Context, env *testenv.Env, base string) error {
 // only what the CRDs and webhook configuration trust at that moment.
 type hammer struct {
 	requests, failures, handshakes, handshakeFailures, repointings atomic.Int64
+	// cacheRefusals counts reads the API server refused before converting
+	// anything: each repointing changes the CRD, which restarts its cache.
+	cacheRefusals atomic.Int64
 
 	mu     sync.Mutex
 	errs   []string
@@ -286,6 +289,10 @@ func startHammer(env *testenv.Env, ns string, tasks []string, replicas []*replic
 				}
 				if ctx.Err() != nil {
 					return
+				}
+				if cacheReinitializing(err) {
+					h.cacheRefusals.Add(1)
+					continue
 				}
 				h.requests.Add(1)
 				if err != nil {
@@ -329,6 +336,14 @@ func startHammer(env *testenv.Env, ns string, tasks []string, replicas []*replic
 		}
 	})
 	return h
+}
+
+// cacheReinitializing reports whether the API server refused a read because
+// the CRD's watch cache is starting again after a change to the CRD, which
+// it answers with 429 or 503 before any object reaches conversion.
+func cacheReinitializing(err error) bool {
+	return (apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err)) &&
+		strings.Contains(err.Error(), "storage is (re)initializing")
 }
 
 func (h *hammer) record(format string, args ...any) {
