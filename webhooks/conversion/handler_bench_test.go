@@ -30,6 +30,16 @@ import (
 // page, the CRD scale target's LIST (1,500) and its 10,000.
 var benchmarkSizes = []int{1, 100, 1500, 10000}
 
+// reviewSizes are the review sizes to run: benchmarkSizes, or with -short
+// (make bench-check) only the first two. They go through the same code, and
+// the large ones take minutes of CI's time to say nothing a smoke run needs.
+func reviewSizes() []int {
+	if testing.Short() {
+		return benchmarkSizes[:2]
+	}
+	return benchmarkSizes
+}
+
 // BenchmarkConversionHandler measures the conversion handler the manager
 // serves, in-process, against its floors: decoding the same review into
 // typed objects, each object's conversion annotation too, and encoding a
@@ -68,7 +78,7 @@ func BenchmarkConversionHandler(b *testing.B) {
 		{"floor-encoding-json", &decodeEncodeFloor{decoder: crconversion.NewDecoder(scheme)}},
 	}
 	for _, input := range handlerBenchmarkInputs(b) {
-		for _, n := range benchmarkSizes {
+		for _, n := range reviewSizes() {
 			body := review(b, scheme, input.To, input.Objects(n)...)
 			name := input.PairName(n)
 			for _, mode := range modes {

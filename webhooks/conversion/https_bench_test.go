@@ -25,7 +25,7 @@ func BenchmarkConversionHTTPS(b *testing.B) {
 	}
 	scheme := newTestScheme(b)
 	for _, input := range benchmarkInputs(b) {
-		for _, n := range benchmarkSizes {
+		for _, n := range reviewSizes() {
 			body := review(b, scheme, input.To, input.Objects(n)...)
 			b.Run(input.Name(n), func(b *testing.B) {
 				for range 2 {

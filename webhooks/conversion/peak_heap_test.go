@@ -65,7 +65,9 @@ func heapObjectBytes() uint64 {
 func BenchmarkConversionPeakHeap(b *testing.B) {
 	scheme := newTestScheme(b)
 	h := newConversionHandler(b, scheme)
-	const objects = 10000
+	// 10,000; with -short, the largest size it runs.
+	sizes := reviewSizes()
+	objects := sizes[len(sizes)-1]
 	for _, input := range benchmarkInputs(b) {
 		if input.Kind != "Task" {
 			continue
