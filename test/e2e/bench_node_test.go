@@ -217,6 +217,9 @@ type runTimes struct {
 	// start is until its first step started, steps until its last step
 	// ended, end until it was seen finished: they add up to total.
 	start, steps, end time.Duration
+	// gone is from the deletion of the run and its Pod until the Pod was
+	// gone, after the run: no part of total.
+	gone time.Duration
 }
 
 // reportStepCosts reports, for one way of running steps of one kind, each
@@ -289,6 +292,9 @@ type finishWatch struct {
 	waiting map[string]chan finished
 	// steps tells when a finished Pod's steps started and ended.
 	steps *stepClock
+	// goneWithin is how long a run's Pod may take to go once deleted: a
+	// minute when zero.
+	goneWithin time.Duration
 }
 
 // finished is when an object was first seen finished, and how it ended.
@@ -349,8 +355,8 @@ func (w *finishWatch) seen(name, outcome string) {
 
 // time creates run's object for task, named name, waits until it has
 // Succeeded and returns how long that took from just before its creation,
-// in its parts. Then it deletes the object and waits until its Pod is gone,
-// so that the next run has the node to itself.
+// in its parts. Then it deletes the object and waits until its Pod is gone
+// (goneWithin), so that the next run has the node to itself.
 func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.Task, name string) runTimes {
 	b.Helper()
 	ctx := context.Background()
@@ -387,13 +393,14 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.T
 	if err != nil {
 		b.Fatal(err)
 	}
+	deleted := time.Now()
 	if err := c.client.Delete(ctx, obj, client.PropagationPolicy("Background")); err != nil {
 		b.Fatalf("deleting %s: %v", name, err)
 	}
 	if err := c.client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
 		b.Fatalf("deleting Pod %s: %v", podName, err)
 	}
-	waitFor(b, time.Minute, "Pod "+podName+" to be gone", func(ctx context.Context) error {
+	waitFor(b, cmp.Or(w.goneWithin, time.Minute), "Pod "+podName+" to be gone", func(ctx context.Context) error {
 		err := c.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -404,7 +411,8 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.T
 		return errors.New("still there")
 	})
 	return runTimes{total: end.at.Sub(start),
-		start: span.start.Sub(start), steps: span.end.Sub(span.start), end: end.at.Sub(span.end)}
+		start: span.start.Sub(start), steps: span.end.Sub(span.start), end: end.at.Sub(span.end),
+		gone: time.Since(deleted)}
 }
 
 // checkPodShape says whether a TaskRun's Pod has the shape its run is named
