@@ -51,6 +51,12 @@ func nodeRun(pleg, run, step, steps string) map[string]string {
 	return map[string]string{"pleg": pleg, "run": run, "step": step, "steps": steps}
 }
 
+// sidecarRun are the keys of one result of BenchmarkNodeSidecarCost on the
+// kubelet's defaults, the only node it runs on.
+func sidecarRun(run string) map[string]string {
+	return map[string]string{"pleg": "generic", "run": run}
+}
+
 // requestKinds are the API requests BenchmarkReconcileBurst counts per run,
 // as "<kind>/run" for the controller's burst and "floor-<kind>/run" for the
 // floor's, in the order the requests-per-run table shows them.
@@ -149,7 +155,7 @@ var summaries = []summary{
 		fig("write to page, p99", "Dashboard", "live-p99-ms", ms),
 		fig("the write alone, p99", "Dashboard", "write-p99-ms", ms),
 	}},
-	{id: "node", title: "9. What a step costs, on a real node", figures: []figure{
+	{id: "node", title: "9. What steps and sidecars cost, on a real node", figures: []figure{
 		fig("TaskRun, 10 × `true`", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "taskrun-chained", "true", "10")),
 		fig("over the floor", "NodeStepCost", "over-floor-ms", ms).where(nodeRun("generic", "taskrun-chained", "true", "10")),
 		fig("10 × `sleep 0.3`", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "taskrun-chained", "sleep-0.3", "10")),
@@ -158,6 +164,9 @@ var summaries = []summary{
 		fig("Tekton's shape, 10 × `true`", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "tekton", "true", "10")),
 		fig("init containers, bare", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "init-containers", "true", "10")),
 		fig("a step, EventedPLEG", "NodeStepCost", "ms/step", ms).where(nodeRun("evented", "taskrun-chained", "true", "10")),
+		fig("a sidecar, over none", "NodeSidecarCost", "over-plain-ms", ms).where(sidecarRun("sidecar")),
+		fig("one ignoring SIGTERM: after the steps, over none", "NodeSidecarCost", "end-over-plain-ms", ms).
+			where(sidecarRun("stubborn-sidecar")),
 	}},
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/minitask-dev/minitask/internal/runstate"
 )
 
 // stepClock reads, from the real node's containerd (its CRI, on the
@@ -45,7 +48,9 @@ type stepSpan struct {
 }
 
 // span returns the stepSpan of the containers of the Pod with the given
-// UID, which must all have ended, but those that run no step (notSteps).
+// UID, which must all have ended, but those that run no step: notSteps, and
+// the sidecars (runstate.SidecarContainerPrefix), which the run does not
+// wait for and which may still run when it has ended.
 func (sc *stepClock) span(ctx context.Context, pod types.UID) (stepSpan, error) {
 	list, err := sc.runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 		LabelSelector: map[string]string{"io.kubernetes.pod.uid": string(pod)}}})
@@ -54,7 +59,8 @@ func (sc *stepClock) span(ctx context.Context, pod types.UID) (stepSpan, error) 
 	}
 	var s stepSpan
 	for _, c := range list.Containers {
-		if slices.Contains(notSteps, c.GetMetadata().GetName()) {
+		name := c.GetMetadata().GetName()
+		if slices.Contains(notSteps, name) || strings.HasPrefix(name, runstate.SidecarContainerPrefix) {
 			continue
 		}
 		resp, err := sc.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.Id})

@@ -217,6 +217,14 @@ type runTimes struct {
 	// start is until its first step started, steps until its last step
 	// ended, end until it was seen finished: they add up to total.
 	start, steps, end time.Duration
+	// gone is from the deletion of the run and its Pod until the Pod was
+	// gone, after the run: no part of total.
+	gone time.Duration
+	// afterReport is the part of end after the Pod was seen with every
+	// step ended (finishWatch.stepsEnded), the kubelet's report of it: what
+	// the controller took, without the kubelet's wait for its relist; zero
+	// for a Pod without step containers.
+	afterReport time.Duration
 }
 
 // reportStepCosts reports, for one way of running steps of one kind, each
@@ -289,6 +297,13 @@ type finishWatch struct {
 	waiting map[string]chan finished
 	// steps tells when a finished Pod's steps started and ended.
 	steps *stepClock
+	// goneWithin is how long a run's Pod may take to go once deleted: a
+	// minute when zero.
+	goneWithin time.Duration
+	// stepsEnded is when each Pod was first seen with every step container
+	// ended: when the kubelet's report of the last step's end reached a
+	// watch.
+	stepsEnded map[string]time.Time
 }
 
 // finished is when an object was first seen finished, and how it ended.
@@ -299,7 +314,7 @@ type finished struct {
 
 func watchFinished(b *testing.B, c *cluster) *finishWatch {
 	b.Helper()
-	w := &finishWatch{waiting: map[string]chan finished{}}
+	w := &finishWatch{waiting: map[string]chan finished{}, stepsEnded: map[string]time.Time{}}
 	informers, err := cache.New(c.config, cache.Options{Scheme: c.client.Scheme(),
 		DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	if err != nil {
@@ -312,6 +327,9 @@ func watchFinished(b *testing.B, c *cluster) *finishWatch {
 		case *corev1.Pod:
 			if o.Status.Phase == corev1.PodSucceeded || o.Status.Phase == corev1.PodFailed {
 				w.seen(o.Name, string(o.Status.Phase))
+			}
+			if stepsEnded(o) {
+				w.seenStepsEnded(o.Name)
 			}
 		case *v1.TaskRun:
 			if runstate.Finished(o) {
@@ -347,10 +365,38 @@ func (w *finishWatch) seen(name, outcome string) {
 	}
 }
 
+func (w *finishWatch) seenStepsEnded(pod string) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.stepsEnded[pod]; !ok {
+		w.stepsEnded[pod] = now
+	}
+}
+
+// stepsEnded reports whether pod has step containers
+// (runstate.StepContainerPrefix) and every one of them has ended.
+func stepsEnded(pod *corev1.Pod) bool {
+	ended := map[string]bool{}
+	for _, s := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
+		ended[s.Name] = s.State.Terminated != nil
+	}
+	steps := 0
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		if strings.HasPrefix(c.Name, runstate.StepContainerPrefix) {
+			if !ended[c.Name] {
+				return false
+			}
+			steps++
+		}
+	}
+	return steps > 0
+}
+
 // time creates run's object for task, named name, waits until it has
 // Succeeded and returns how long that took from just before its creation,
-// in its parts. Then it deletes the object and waits until its Pod is gone,
-// so that the next run has the node to itself.
+// in its parts. Then it deletes the object and waits until its Pod is gone
+// (goneWithin), so that the next run has the node to itself.
 func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.Task, name string) runTimes {
 	b.Helper()
 	ctx := context.Background()
@@ -387,13 +433,18 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.T
 	if err != nil {
 		b.Fatal(err)
 	}
+	w.mu.Lock()
+	stepsSeen, seen := w.stepsEnded[podName]
+	delete(w.stepsEnded, podName)
+	w.mu.Unlock()
+	deleted := time.Now()
 	if err := c.client.Delete(ctx, obj, client.PropagationPolicy("Background")); err != nil {
 		b.Fatalf("deleting %s: %v", name, err)
 	}
 	if err := c.client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
 		b.Fatalf("deleting Pod %s: %v", podName, err)
 	}
-	waitFor(b, time.Minute, "Pod "+podName+" to be gone", func(ctx context.Context) error {
+	waitFor(b, cmp.Or(w.goneWithin, time.Minute), "Pod "+podName+" to be gone", func(ctx context.Context) error {
 		err := c.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -403,8 +454,13 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.T
 		}
 		return errors.New("still there")
 	})
-	return runTimes{total: end.at.Sub(start),
-		start: span.start.Sub(start), steps: span.end.Sub(span.start), end: end.at.Sub(span.end)}
+	took := runTimes{total: end.at.Sub(start),
+		start: span.start.Sub(start), steps: span.end.Sub(span.start), end: end.at.Sub(span.end),
+		gone: time.Since(deleted)}
+	if seen {
+		took.afterReport = end.at.Sub(stepsSeen)
+	}
+	return took
 }
 
 // checkPodShape says whether a TaskRun's Pod has the shape its run is named
