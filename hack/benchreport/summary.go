@@ -51,10 +51,9 @@ func nodeRun(pleg, run, step, steps string) map[string]string {
 	return map[string]string{"pleg": pleg, "run": run, "step": step, "steps": steps}
 }
 
-// sidecarRun are the keys of one result of BenchmarkNodeSidecarCost on the
-// kubelet's defaults, the only node it runs on.
-func sidecarRun(run string) map[string]string {
-	return map[string]string{"pleg": "generic", "run": run}
+// sidecarRun are the keys of one result of BenchmarkNodeSidecarCost.
+func sidecarRun(pleg, run string) map[string]string {
+	return map[string]string{"pleg": pleg, "run": run}
 }
 
 // requestKinds are the API requests BenchmarkReconcileBurst counts per run,
@@ -164,9 +163,9 @@ var summaries = []summary{
 		fig("Tekton's shape, 10 × `true`", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "tekton", "true", "10")),
 		fig("init containers, bare", "NodeStepCost", "ms/run", ms).where(nodeRun("generic", "init-containers", "true", "10")),
 		fig("a step, EventedPLEG", "NodeStepCost", "ms/step", ms).where(nodeRun("evented", "taskrun-chained", "true", "10")),
-		fig("a sidecar, over none", "NodeSidecarCost", "over-plain-ms", ms).where(sidecarRun("sidecar")),
-		fig("one ignoring SIGTERM: after the steps, over none", "NodeSidecarCost", "end-over-plain-ms", ms).
-			where(sidecarRun("stubborn-sidecar")),
+		fig("a sidecar, over none, EventedPLEG", "NodeSidecarCost", "over-plain-ms", ms).where(sidecarRun("evented", "sidecar")),
+		fig("one ignoring SIGTERM: the end after the last step, EventedPLEG", "NodeSidecarCost", "end-ms", ms).
+			where(sidecarRun("evented", "stubborn-sidecar")),
 	}},
 }
 

@@ -297,9 +297,9 @@ type finishWatch struct {
 	waiting map[string]chan finished
 	// steps tells when a finished Pod's steps started and ended.
 	steps *stepClock
-	// goneWithin is how long a run's Pod may take to go once deleted: a
-	// minute when zero.
-	goneWithin time.Duration
+	// deleteGrace, when set, is the grace period the Pod of a timed run is
+	// deleted with, once timed.
+	deleteGrace *int64
 	// stepsEnded is when each Pod was first seen with every step container
 	// ended: when the kubelet's report of the last step's end reached a
 	// watch.
@@ -396,7 +396,7 @@ func stepsEnded(pod *corev1.Pod) bool {
 // time creates run's object for task, named name, waits until it has
 // Succeeded and returns how long that took from just before its creation,
 // in its parts. Then it deletes the object and waits until its Pod is gone
-// (goneWithin), so that the next run has the node to itself.
+// (deleted with deleteGrace), so that the next run has the node to itself.
 func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.Task, name string) runTimes {
 	b.Helper()
 	ctx := context.Background()
@@ -441,10 +441,14 @@ func (w *finishWatch) time(b *testing.B, c *cluster, run stepCostRun, task *v1.T
 	if err := c.client.Delete(ctx, obj, client.PropagationPolicy("Background")); err != nil {
 		b.Fatalf("deleting %s: %v", name, err)
 	}
-	if err := c.client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+	var opts []client.DeleteOption
+	if w.deleteGrace != nil {
+		opts = append(opts, client.GracePeriodSeconds(*w.deleteGrace))
+	}
+	if err := c.client.Delete(ctx, pod, opts...); err != nil && !apierrors.IsNotFound(err) {
 		b.Fatalf("deleting Pod %s: %v", podName, err)
 	}
-	waitFor(b, cmp.Or(w.goneWithin, time.Minute), "Pod "+podName+" to be gone", func(ctx context.Context) error {
+	waitFor(b, time.Minute, "Pod "+podName+" to be gone", func(ctx context.Context) error {
 		err := c.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		switch {
 		case apierrors.IsNotFound(err):
