@@ -93,3 +93,33 @@ func TestPinnedSpec(t *testing.T) {
 		})
 	}
 }
+
+// TestRawPin: the pin's bytes are found only as status.taskSpec, an
+// object, in JSON that reads; anything else sends the guard to decode it
+// all.
+func TestRawPin(t *testing.T) {
+	pin := `{"steps":[{"name":"a","image":"alpine","script":"echo \"status\""}]}`
+	tests := map[string]struct {
+		raw, want string
+	}{
+		"pinned":                     {raw: `{"metadata":{"name":"r"},"spec":{"taskRef":{"name":"t"}},"status":{"podName":"p","taskSpec":` + pin + `,"steps":[]}}`, want: pin},
+		"not pinned":                 {raw: `{"metadata":{"name":"r"},"status":{"podName":"p"}}`},
+		"no status":                  {raw: `{"metadata":{"name":"r"},"spec":{"taskSpec":` + pin + `}}`},
+		"an inline spec, not pinned": {raw: `{"spec":{"taskSpec":` + pin + `},"status":{"podName":"p"}}`},
+		"a null pin":                 {raw: `{"status":{"taskSpec":null}}`},
+		"a pin that is no object":    {raw: `{"status":{"taskSpec":"forged"}}`},
+		"status named in a string":   {raw: `{"metadata":{"annotations":{"status":"{\"taskSpec\":{}}"}}}`},
+		"status twice":               {raw: `{"status":{"taskSpec":` + pin + `},"status":{"taskSpec":{}}}`},
+		"taskSpec twice":             {raw: `{"status":{"taskSpec":` + pin + `,"taskSpec":{}}}`},
+		"cut short":                  {raw: `{"status":{"taskSpec":` + pin[:20]},
+		"not JSON":                   {raw: `status: {taskSpec: {}}`},
+		"no object":                  {raw: `[{"status":{"taskSpec":{}}}]`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := string(rawPin([]byte(tc.raw))); got != tc.want {
+				t.Errorf("rawPin(%s) = %q, want %q", tc.raw, got, tc.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,8 @@ package stashguard
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,7 +88,9 @@ func TestV1StatusWritesSkipTheDecodeOnlyWhereNoRelease2RunRemains(t *testing.T) 
 // call for a v1 status write as the controller sends it (a running run's
 // three steps and its condition; old and new objects): decoded, while a
 // run release 2 stored may remain (storedVersions=may-hold), and not, once
-// the CRD's storedVersions lists v1 alone (storedVersions=v1).
+// the CRD's storedVersions lists v1 alone (storedVersions=v1); of a run
+// whose Task's spec is pinned (pinned=true, three steps of 1 KB scripts, as
+// every run of a Task from release 7) and not.
 func BenchmarkV1StatusWrite(b *testing.B) {
 	rules, err := loadHubRules(crd.TaskRunsFile, "v1beta1")
 	if err != nil {
@@ -100,26 +104,35 @@ func BenchmarkV1StatusWrite(b *testing.B) {
 		StepStates(v1.StepState{Name: "checkout", State: "Terminated", Reason: "Completed", StartedAt: &at, FinishedAt: &at},
 			v1.StepState{Name: "build", State: "Running", StartedAt: &at}, v1.StepState{Name: "test", State: "Waiting"}).
 		Obj()
-	old, err := json.Marshal(run)
-	if err != nil {
-		b.Fatal(err)
-	}
-	run.Status.Steps[1].State = "Terminated"
-	obj, err := json.Marshal(run)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := v1Request(admissionv1.Update, "status", string(old), string(obj))
-	for name, stored := range map[string]StoredVersions{"may-hold": storedVersionsSaying(true), "v1": storedVersionsSaying(false)} {
-		b.Run("storedVersions="+name, func(b *testing.B) {
-			g := newTaskRunGuard(rules)
-			g.storedVersions = stored
-			b.ReportAllocs()
-			for b.Loop() {
-				if resp := g.Handle(b.Context(), req); !resp.Allowed {
-					b.Fatalf("refused: %v", resp.Result)
+	pinned := run.DeepCopy()
+	script := strings.Repeat("echo building the release, step by step\n", 25)
+	pinned.Status.TaskSpec = &v1.TaskSpec{Steps: []v1.Step{
+		{Name: "checkout", Image: "alpine:3", Script: script},
+		{Name: "build", Image: "golang:1", Script: script, Timeout: v1.NewDuration(10 * time.Minute)},
+		{Name: "test", Image: "golang:1", Script: script},
+	}}
+	for _, pin := range []*v1.TaskRun{run, pinned} {
+		old, err := json.Marshal(pin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pin.Status.Steps[1].State = "Terminated"
+		obj, err := json.Marshal(pin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := v1Request(admissionv1.Update, "status", string(old), string(obj))
+		for name, stored := range map[string]StoredVersions{"may-hold": storedVersionsSaying(true), "v1": storedVersionsSaying(false)} {
+			b.Run(fmt.Sprintf("pinned=%t/storedVersions=%s", pin.Status.TaskSpec != nil, name), func(b *testing.B) {
+				g := newTaskRunGuard(rules)
+				g.storedVersions = stored
+				b.ReportAllocs()
+				for b.Loop() {
+					if resp := g.Handle(b.Context(), req); !resp.Allowed {
+						b.Fatalf("refused: %v", resp.Result)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
