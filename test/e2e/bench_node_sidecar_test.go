@@ -4,9 +4,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,14 +80,7 @@ func (sc sidecarCase) task() *v1.Task {
 // sidecar itself costs. It ignores b.N: run it with -benchtime=1x.
 func BenchmarkNodeSidecarCost(b *testing.B) {
 	skipUnlessRealNode(b)
-	runs := 5
-	if s := os.Getenv("BENCH_SIDECAR_RUNS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("BENCH_SIDECAR_RUNS=%q: want a count of runs", s)
-		}
-		runs = n
-	}
+	runs := runsFromEnv(b, "BENCH_SIDECAR_RUNS", 5)
 	for _, node := range benchNodes(b) {
 		b.Run("pleg="+node.name, func(b *testing.B) {
 			if node.why != "" {

@@ -55,14 +55,7 @@ var stepCounts = []int{1, 3, 10}
 // cannot run a real node (hack/real-node.sh check).
 func BenchmarkNodeStepCost(b *testing.B) {
 	skipUnlessRealNode(b)
-	runs := 10
-	if s := os.Getenv("BENCH_NODE_RUNS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("BENCH_NODE_RUNS=%q: want a count of runs", s)
-		}
-		runs = n
-	}
+	runs := runsFromEnv(b, "BENCH_NODE_RUNS", 10)
 	picked := pickedRuns(b)
 	for _, node := range benchNodes(b) {
 		b.Run("pleg="+node.name, func(b *testing.B) {
@@ -269,6 +262,21 @@ func reportStepCosts(b *testing.B, times map[timesKey][]runTimes, run, kind stri
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// runsFromEnv is the count of runs the environment variable name asks
+// for, def if it is unset.
+func runsFromEnv(b *testing.B, name string, def int) int {
+	b.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a count of runs", name, s)
+	}
+	return n
 }
 
 // median is the median of durations, in ms.

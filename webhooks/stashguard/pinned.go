@@ -138,43 +138,33 @@ func judgeV1Pin(raw, oldRaw []byte) field.ErrorList {
 // decodes it all). It reads nothing else but to skip it.
 func rawPin(raw []byte) jsontext.Value {
 	d := jsontext.NewDecoder(bytes.NewReader(raw))
-	if !enterObject(d) {
+	if !enterObject(d) || !toMember(d, "status") || !enterObject(d) || !toMember(d, "taskSpec") {
 		return nil
 	}
+	pin, err := d.ReadValue()
+	if err != nil || pin.Kind() != '{' {
+		return nil
+	}
+	return readToEnd(d, pin.Clone())
+}
+
+// toMember reads the members of the object d is in, skipping their
+// values, up to the value of the one named name; false if there is none or
+// the JSON does not read.
+func toMember(d *jsontext.Decoder, name string) bool {
 	for d.PeekKind() == '"' {
-		name, err := d.ReadToken()
+		tok, err := d.ReadToken()
 		if err != nil {
-			return nil
+			return false
 		}
-		if name.String() != "status" {
-			if d.SkipValue() != nil {
-				return nil
-			}
-			continue
+		if tok.String() == name {
+			return true
 		}
-		if !enterObject(d) {
-			return nil
+		if d.SkipValue() != nil {
+			return false
 		}
-		for d.PeekKind() == '"' {
-			name, err := d.ReadToken()
-			if err != nil {
-				return nil
-			}
-			if name.String() != "taskSpec" {
-				if d.SkipValue() != nil {
-					return nil
-				}
-				continue
-			}
-			pin, err := d.ReadValue()
-			if err != nil || pin.Kind() != '{' {
-				return nil
-			}
-			return readToEnd(d, pin.Clone())
-		}
-		return nil
 	}
-	return nil
+	return false
 }
 
 // readToEnd reads the rest of d's JSON, which must read (no name twice in
