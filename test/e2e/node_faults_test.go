@@ -69,8 +69,9 @@ func TestNodeFaults(t *testing.T) {
 // apart; the kubelet is restarted while both run it, then containerd. Each
 // run succeeds once: each step wrote its start and end once, its log holds
 // each line once, the first step's exit code (3, let pass) and result are
-// recorded, and no container restarted; a kubectl task logs -f following
-// the first through both restarts prints every line once.
+// recorded, and no container restarted but, at most once, the one
+// waiting; a kubectl task logs -f following the first through both restarts
+// prints every line once.
 func restartsLoseNothing(t *testing.T, n *faultNode) {
 	names := []string{"restarts-a", "restarts-b"}
 	for _, name := range names {
@@ -148,8 +149,18 @@ func restartsLoseNothing(t *testing.T, n *faultNode) {
 		}
 		wantPodShape(t, n.c, run, runstate.PodShapeChained, "")
 		p := runPod(t, n.c, run)
+		// The kubelet creates anew, whatever the Pod's restart policy, a
+		// container the runtime reports in an unknown or created state
+		// (ShouldContainerBeRestarted), as a waiting step's may be across
+		// containerd's restart: the chain's claim keeps its step to one
+		// run, which the lines above hold. The step that was running
+		// throughout must not have been.
 		for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
-			if s.RestartCount != 0 {
+			switch {
+			case s.RestartCount == 0:
+			case s.Name == runstate.StepContainer("after") && s.RestartCount == 1:
+				t.Logf("TaskRun %s: the waiting container %s was created anew once across the restarts", name, s.Name)
+			default:
 				t.Errorf("TaskRun %s: container %s restarted %d times", name, s.Name, s.RestartCount)
 			}
 		}
