@@ -175,7 +175,7 @@ bench: ## Run every benchmark on this machine (idle, please: ~60 min on 2 cores,
 	hack/bench.sh $(BENCH_SUITES)
 
 .PHONY: bench-check
-bench-check: ## Build every benchmark and run the in-process ones once, as CI does (-short skips the rest).
+bench-check: ## Build every benchmark and run the in-process ones once, as CI does (-short skips the rest, and runs the conversion handler at its small review sizes).
 	@$(TOOLS) kubernetes etcd
 	go vet -tags e2e,e2enode ./test/e2e/...
 	KUBEBUILDER_ASSETS="$(ASSETS)" go test -short -run='^$$' -bench=. -benchtime=1x ./...
