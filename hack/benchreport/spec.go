@@ -86,22 +86,23 @@ var goals = []goal{
 	// What a sidecar (release 7) costs a TaskRun on a real node, against
 	// the same run without one (issue 42): a sidecar with no probe, 0.2 s at
 	// most; and one that ignores SIGTERM, nothing at the run's end, which
-	// comes within 0.5 s of the last step's. Both are held where the kubelet
-	// hears of a container's start and end from the runtime's events
-	// (EventedPLEG): with the kubelet's defaults it hears of them at its
-	// next relist, once a second, which the kubelet, not the run, costs. A
-	// sidecar's start costs one such wait there, as the kubelet starts the
-	// steps only once it has seen the sidecar running, so the defaults are
-	// held to within that second; and a run's end waits for one, sidecar or
-	// not, so they are held from the kubelet's report of the last step.
+	// comes within 0.5 s of the last step's. With the kubelet's defaults it
+	// hears of a container's end at its next relist, once a second: every
+	// run's end waits for it, sidecar or not, which moves a run's whole by
+	// up to a second with the relist's phase, so a median of 5 lands on
+	// either side of a 0.2 s bound whatever the sidecar costs. There both
+	// are held without that wait: the whole less it (net-over-plain-ms), and
+	// the end from the kubelet's report of the last step (after-report-ms).
+	// With EventedPLEG the runtime's events tell the kubelet at once, and
+	// both are held as the issue states them.
+	{what: "a TaskRun with a sidecar (no probe) on a real node (kubelet defaults), within 200 ms of the same run without it, the relist's wait left out",
+		base: "NodeSidecarCost", keys: map[string]string{"pleg": "generic", "run": "sidecar"}, unit: "net-over-plain-ms", limit: 200},
 	{what: "a TaskRun with a sidecar (no probe) on a real node (EventedPLEG), within 200 ms of the same run without it",
 		base: "NodeSidecarCost", keys: map[string]string{"pleg": "evented", "run": "sidecar"}, unit: "over-plain-ms", limit: 200},
-	{what: "a TaskRun with a sidecar (no probe) on a real node (kubelet defaults), within the relist's 1 s of the same run without it",
-		base: "NodeSidecarCost", keys: map[string]string{"pleg": "generic", "run": "sidecar"}, unit: "net-over-plain-ms", limit: 1000},
-	{what: "a sidecar ignoring SIGTERM on a real node (EventedPLEG): the run ends within 500 ms of its last step",
-		base: "NodeSidecarCost", keys: map[string]string{"pleg": "evented", "run": "stubborn-sidecar"}, unit: "end-ms", limit: 500},
 	{what: "a sidecar ignoring SIGTERM on a real node (kubelet defaults): the run ends within 500 ms of the kubelet's report of its last step",
 		base: "NodeSidecarCost", keys: map[string]string{"pleg": "generic", "run": "stubborn-sidecar"}, unit: "after-report-ms", limit: 500},
+	{what: "a sidecar ignoring SIGTERM on a real node (EventedPLEG): the run ends within 500 ms of its last step",
+		base: "NodeSidecarCost", keys: map[string]string{"pleg": "evented", "run": "stubborn-sidecar"}, unit: "end-ms", limit: 500},
 }
 
 // unitRatioToFloor is derived, not printed: a convert result's ns/op over
@@ -424,9 +425,7 @@ var sections = []section{
 			"step ended until Succeeded was seen: the controller's, without that wait. A run's whole falls with the " +
 			"relist's phase too, a second apart: over the plain run without the " +
 			"relist's wait is the same difference of medians, each run's whole less that wait (until the first step, " +
-			"the steps, after the kubelet's report). A sidecar's start costs one relist there too: the kubelet starts " +
-			"the steps only once it has seen the sidecar running. With EventedPLEG the runtime's events tell the " +
-			"kubelet at once.",
+			"the steps, after the kubelet's report). With EventedPLEG the runtime's events tell the kubelet at once.",
 		base: "NodeSidecarCost", rowKeys: []string{"pleg", "run"},
 		columns: []column{
 			{"median", "", "ms/run", ms}, {"p90", "", "p90-ms", ms},
