@@ -160,6 +160,9 @@ func (r *TaskRunReconciler) advance(ctx context.Context, s *runScope) error {
 	if err := r.findPod(ctx, s); err != nil {
 		return err
 	}
+	if err := r.pinPodTask(ctx, s); err != nil {
+		return err
+	}
 	if err := r.endOrRetry(ctx, s); err != nil || s.Decided() {
 		return err
 	}

@@ -168,10 +168,14 @@ func (a *Attempt) Steps() []v1.StepState {
 // that nothing else in the reconcile changed, which the next reconcile can
 // record as well. (A Pod is created only when status.podName names none: a
 // named Pod that is missing ends the run instead.) A run that runs its
-// Task's spec as read is not one: its status pins that spec now, for the
-// next reconcile finds the Pod but not the spec it was built from.
+// Task's spec as read is one only if its Pod names that Task's version
+// (runstate.AnnotationTaskVersion), from which the next reconcile pins the
+// spec (PodTaskToPin); else its status pins the spec now.
 func (a *Attempt) StartedFirstPod(original *v1.TaskRun) bool {
 	st := original.Status
-	return a.CreatedPod && st.StartTime == nil && len(st.Attempts) == 0 && !a.Outcome.Finished() &&
-		!runstate.NeedsTask(original)
+	if !a.CreatedPod || st.StartTime != nil || len(st.Attempts) != 0 || a.Outcome.Finished() {
+		return false
+	}
+	_, named := runstate.PodTaskVersion(a.Pod)
+	return named || !runstate.NeedsTask(original)
 }

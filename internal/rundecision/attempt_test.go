@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
+	"github.com/minitask-dev/minitask/internal/runstate"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -167,21 +168,28 @@ func TestStartedFirstPod(t *testing.T) {
 	tests := map[string]struct {
 		original *v1.TaskRun
 		created  bool
-		outcome  *Outcome
-		want     bool
+		// taskVersion is the Pod's runstate.AnnotationTaskVersion.
+		taskVersion string
+		outcome     *Outcome
+		want        bool
 	}{
 		"first Pod created":                  {original: inline(), created: true, outcome: Unknown(v1.ReasonPending, "p"), want: true},
 		"first Pod created, nothing decided": {original: inline(), created: true, want: true},
 		"first Pod of a pinned run":          {original: pinned(), created: true, outcome: Unknown(v1.ReasonPending, "p"), want: true},
+		"first Pod of its Task, named on it": {original: run(), created: true, taskVersion: "u/1/7", outcome: Unknown(v1.ReasonPending, "p"), want: true},
 		"first Pod of its Task, pinned now":  {original: run(), created: true, outcome: Unknown(v1.ReasonPending, "p")},
-		"no Pod created":                     {original: run(), outcome: Unknown(v1.ReasonPending, "p")},
-		"start already recorded":             {original: withStart(run(), testTime), created: true, outcome: Unknown(v1.ReasonPending, "p")},
-		"a retry's Pod":                      {original: withAttempts(run(), "run-pod"), created: true, outcome: Unknown(v1.ReasonPending, "p")},
-		"created, and the run ended":         {original: run(), created: true, outcome: Failed(v1.ReasonCancelled, "c")},
+		"no Pod created":                     {original: run(), taskVersion: "u/1/7", outcome: Unknown(v1.ReasonPending, "p")},
+		"start already recorded":             {original: withStart(run(), testTime), created: true, taskVersion: "u/1/7", outcome: Unknown(v1.ReasonPending, "p")},
+		"a retry's Pod":                      {original: withAttempts(run(), "run-pod"), created: true, taskVersion: "u/1/7", outcome: Unknown(v1.ReasonPending, "p")},
+		"created, and the run ended":         {original: run(), created: true, taskVersion: "u/1/7", outcome: Failed(v1.ReasonCancelled, "c")},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			a := attemptOf(tc.original.DeepCopy(), nil, testTime)
+			pod := threeStepPod()
+			if tc.taskVersion != "" {
+				pod.Annotations = map[string]string{runstate.AnnotationTaskVersion: tc.taskVersion}
+			}
+			a := attemptOf(tc.original.DeepCopy(), pod, testTime)
 			a.CreatedPod, a.Outcome = tc.created, tc.outcome
 			if diff := cmp.Diff(tc.want, a.StartedFirstPod(tc.original)); diff != "" {
 				t.Errorf("StartedFirstPod() mismatch (-want +got):\n%s", diff)

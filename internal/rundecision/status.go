@@ -132,22 +132,3 @@ func Truncate(s string, n int) string {
 	}
 	return s[:cut] + ellipsis
 }
-
-// pinTaskSpec sets status.taskSpec, in the first status write that records
-// a Pod, to the spec every attempt of the run then runs (API.md, "Pinned
-// task spec"): an inline run's own, whichever write that is; else the
-// spec of the Task this reconcile built the Pod from. A run with no pin
-// whose Pod this reconcile did not build (one that release 6 started, or
-// whose pinning write failed) is pinned when its next Pod is created: the
-// Task as read now may not be what its Pod runs. Once set, it never
-// changes (the stash guard refuses a write that would change it).
-func (a *Attempt) pinTaskSpec() {
-	st := &a.Run.Status
-	switch {
-	case st.TaskSpec != nil || a.Pod == nil:
-	case a.Run.Spec.TaskSpec != nil:
-		st.TaskSpec = a.Run.Spec.TaskSpec.DeepCopy()
-	case a.CreatedPod && a.Task != nil:
-		st.TaskSpec = a.Task.Spec.DeepCopy()
-	}
-}

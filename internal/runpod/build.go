@@ -153,12 +153,21 @@ func Build(run *v1.TaskRun, task *v1.Task, in Inputs) (*corev1.Pod, error) {
 	}
 	pod.Annotations = podAnnotations(task, stepNames, shape)
 	if names, needed := runstate.SidecarNamesAnnotation(sidecarNames(task)); needed {
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		pod.Annotations[runstate.AnnotationSidecarNames] = names
+		annotate(pod, runstate.AnnotationSidecarNames, names)
+	}
+	if version, ok := runstate.TaskVersionOf(task); ok && runstate.NeedsTask(run) {
+		// The run pins this Task's spec at its next status write.
+		annotate(pod, runstate.AnnotationTaskVersion, version.String())
 	}
 	return pod, nil
+}
+
+// annotate sets pod's annotation key to value.
+func annotate(pod *corev1.Pod, key, value string) {
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[key] = value
 }
 
 // podShape is the shape Build gives a Pod: chained, or init containers,
