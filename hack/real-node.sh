@@ -31,6 +31,10 @@
 #                                      ctr beside it are used too); a
 #                                      containerd 2 gets containerd-v2.toml
 #   MINITASK_NODE_FEATURE_GATES=A=true,B=false   the kubelet's featureGates
+#   MINITASK_NODE_KUBELET_FLAGS="--vmodule=generic=5"   more flags for the
+#                                      kubelet (its log's verbosity)
+# and stop takes:
+#   MINITASK_NODE_KEEP_LOGS=DIR        keep a copy of the node's logs in DIR
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -134,7 +138,8 @@ run_containerd() {
 run_kubelet() {
   local node=$1
   kubelet --config "$node/kubelet.yaml" --kubeconfig "$KUBECONFIG" --hostname-override=localhost \
-    --root-dir "$node/kubelet" --cert-dir "$node/kubelet/pki" --v=2 >> "$node/logs/kubelet.log" 2>&1 &
+    --root-dir "$node/kubelet" --cert-dir "$node/kubelet/pki" --v=2 ${MINITASK_NODE_KUBELET_FLAGS:-} \
+    >> "$node/logs/kubelet.log" 2>&1 &
   echo $! > "$node/kubelet.pid"
 }
 
@@ -295,6 +300,9 @@ stop() {
   remove_cgroups "${ids[@]}"
   if [ -f "$node/sysctls" ]; then
     while IFS= read -r s; do sysctl -qw "$s" 2> /dev/null || true; done < "$node/sysctls"
+  fi
+  if [ -n "${MINITASK_NODE_KEEP_LOGS:-}" ] && [ -d "$node/logs" ]; then
+    mkdir -p "$MINITASK_NODE_KEEP_LOGS" && cp -r "$node/logs" "$MINITASK_NODE_KEEP_LOGS/$(basename "$state")-$(date +%s)"
   fi
   rm -rf "$node"
 }

@@ -72,12 +72,15 @@ func (sc sidecarCase) task() *v1.Task {
 //
 // Why both nodes: with the kubelet's defaults (pleg=generic) the kubelet
 // learns that a container started or ended at its next relist, once a
-// second. A sidecar's start costs one such wait, as the kubelet starts the
-// steps only once it has seen the sidecar running, and every run's end
-// waits for one too, sidecar or not, which moves a run's whole by up to a
-// second with the relist's phase. With EventedPLEG (pleg=evented) the
-// runtime's events tell the kubelet at once, so what is left is what a
-// sidecar itself costs. It ignores b.N: run it with -benchtime=1x.
+// second, but for the relist of the Pod it asks for after each sync that
+// did something: so it sees a sidecar it has just started running at once,
+// with either PLEG, and starts the steps in its next sync; a sidecar's start
+// costs the creation and start of its container, which comes before the
+// first step's. Every run's end waits for the relist, sidecar or not,
+// which moves a run's whole by up to a second with the relist's phase: so
+// there, net-over-plain-ms is what a sidecar costs. With EventedPLEG
+// (pleg=evented) the runtime's event of a container's end asks for that
+// relist at once. It ignores b.N: run it with -benchtime=1x.
 func BenchmarkNodeSidecarCost(b *testing.B) {
 	skipUnlessRealNode(b)
 	runs := runsFromEnv(b, "BENCH_SIDECAR_RUNS", 5)
