@@ -3,18 +3,12 @@ package controllers_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/minitask-dev/minitask/apis/v1"
-	"github.com/minitask-dev/minitask/controllers"
 	"github.com/minitask-dev/minitask/internal/testing/wrappers"
 )
 
@@ -34,17 +28,7 @@ func TestRunChangedSinceReadWaitsForItsEvent(t *testing.T) {
 
 	reconcile := func(c client.Client) error {
 		t.Helper()
-		mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &controllers.TaskRunReconciler{Client: c, APIReader: env.Client, Scheme: env.Scheme,
-			Recorder: events.NewFakeRecorder(10), DefaultTimeout: time.Hour}
-		if err := r.SetupWithManager(mgr); err != nil {
-			t.Fatal(err)
-		}
-		_, err = r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
+		_, err := directReconciler(t, c).Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
 		return err
 	}
 	if err := reconcile(staleReader{Client: env.Client, run: stale}); err != nil {

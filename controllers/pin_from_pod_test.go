@@ -82,7 +82,7 @@ func TestPinFromThePodsTaskVersion(t *testing.T) {
 			task := twoSteps("t")
 			h.Create(t, task, wrappers.TaskRun("", "run", "t").Obj())
 			want := task.Spec.DeepCopy()
-			r := directReconciler(t)
+			r := directReconciler(t, env.Client)
 			reconcile := func() {
 				t.Helper()
 				if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: h.Key("run")}); err != nil {
@@ -125,16 +125,16 @@ func TestPinFromThePodsTaskVersion(t *testing.T) {
 }
 
 // directReconciler is the TaskRun controller reading and writing through
-// the API server itself, set up as main.go sets it up, to be reconciled by
-// hand.
-func directReconciler(t *testing.T) *controllers.TaskRunReconciler {
+// c (the API server itself, or a client wrapping it), set up as main.go
+// sets it up, to be reconciled by hand.
+func directReconciler(t *testing.T, c client.Client) *controllers.TaskRunReconciler {
 	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &controllers.TaskRunReconciler{Client: env.Client, APIReader: env.Client, Scheme: env.Scheme,
+	r := &controllers.TaskRunReconciler{Client: c, APIReader: env.Client, Scheme: env.Scheme,
 		Recorder: events.NewFakeRecorder(100), DefaultTimeout: time.Hour}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
