@@ -28,9 +28,11 @@ import (
 // through the controller would take this two-core machine several minutes
 // for the same end state. Then the manager starts, reconciles each run once
 // (finding nothing to do) and settles; its RSS is read from /proc. It
-// ignores b.N: run it with -benchtime=1x.
+// ignores b.N: run it with -benchtime=1x. BENCH_MEMORY_RUNS sets another
+// count of finished runs, for a quick look at a smaller cluster.
 func BenchmarkControllerMemory(b *testing.B) {
-	const finishedRuns, tasks = 10000, 20
+	const tasks = 20
+	finishedRuns := runsFromEnv(b, "BENCH_MEMORY_RUNS", 10000)
 	c := newCluster(b, "bench-memory")
 	// Writing 10,000 runs that name a ServiceAccount would ask the API server
 	// 10,000 SubjectAccessReviews, through a webhook that times out on a busy
@@ -65,7 +67,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 	start = time.Now()
 	m := startManagerWithMetrics(b, c)
 	waitFor(b, 5*time.Minute, "the manager to reconcile every run", func(context.Context) error {
-		if n := m.metrics(b).reconciles(); n < finishedRuns {
+		if n := m.metrics(b).reconciles(); n < float64(finishedRuns) {
 			return fmt.Errorf("%v reconciles", n)
 		}
 		return nil
@@ -83,7 +85,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 	m.collectGarbage(b)
 	rssAfterGC := settledRSSMB(b, m)
 	heap := m.metrics(b).Sum("go_memstats_heap_inuse_bytes", nil)
-	m.saveProfile(b, "heap", "manager-heap-10000-finished-runs")
+	m.saveProfile(b, "heap", fmt.Sprintf("manager-heap-%d-finished-runs", finishedRuns))
 	b.ReportMetric(rss, "rss-MB")
 	b.ReportMetric(rssAfterGC, "rss-after-gc-MB")
 	b.ReportMetric(peakRSSMB(b, m.cmd.Process.Pid), "peak-rss-MB")
