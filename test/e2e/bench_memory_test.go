@@ -94,9 +94,10 @@ func BenchmarkControllerMemory(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// waitPodsEnded waits until kwok, playing the kubelet, has ended every Pod,
-// as the Pod of a finished run has: the manager caches only the Pods that
-// have not ended. It asks every 5 s (each ask is a LIST that the API server
+// waitPodsEnded waits until every Pod has ended, as the Pod of a finished
+// run has: the manager caches only the Pods that have not ended. kwok,
+// playing the kubelet, ends them, unless the benchmark wrote their ended
+// status itself (endPod). It asks every 5 s (each ask is a LIST that the API server
 // filters), for one Pod that has not ended.
 func waitPodsEnded(b *testing.B, c *cluster) {
 	b.Helper()
