@@ -139,12 +139,14 @@ func settledRSSMB(b *testing.B, m *manager) float64 {
 // step succeeded: the run, its Pod (bound to node if one is given, so that
 // the scheduler has nothing to do), and the run's final status.
 func createFinishedRun(c *cluster, name, node string) error {
-	return writeFinishedRun(c, wrappers.TaskRun(ns, name, "work").Obj(), node)
+	return writeFinishedRun(c, wrappers.TaskRun(ns, name, "work").Obj(), node, false)
 }
 
 // writeFinishedRun creates run (of Task "work", one step), its Pod bound to
 // node, and the final status the controller writes when that step succeeds.
-func writeFinishedRun(c *cluster, run *v1.TaskRun, node string) error {
+// With endNow, it also writes the Pod's ended status itself (endPod), where
+// kwok would otherwise play it.
+func writeFinishedRun(c *cluster, run *v1.TaskRun, node string, endNow bool) error {
 	ctx := context.Background()
 	name := run.Name
 	if err := c.client.Create(ctx, run); err != nil {
@@ -155,8 +157,15 @@ func writeFinishedRun(c *cluster, run *v1.TaskRun, node string) error {
 	if err := c.client.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating the Pod of %s: %w", name, err)
 	}
-	patch := client.MergeFrom(run.DeepCopy())
 	now := metav1.Now()
+	if endNow {
+		ended := client.MergeFrom(pod.DeepCopy())
+		endPod(pod, now)
+		if err := c.client.Status().Patch(ctx, pod, ended); err != nil {
+			return fmt.Errorf("writing the status of the Pod of %s: %w", name, err)
+		}
+	}
+	patch := client.MergeFrom(run.DeepCopy())
 	run.Status = v1.TaskRunStatus{PodName: pod.Name, StartTime: &now, CompletionTime: &now,
 		Conditions: []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue,
 			Reason: string(v1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}},

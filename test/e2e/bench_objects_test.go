@@ -195,10 +195,11 @@ func createRelease3FinishedRun(c *cluster, name string, task *v1.Task, node stri
 // endPod gives pod the status the kubelet leaves on a Pod with restart
 // policy Never once every container exited 0: Succeeded, its init containers
 // and containers terminated (Completed), not ready. kwok's stages leave the
-// same after playing each step for a second (hack/kwok/stages), in four
-// status writes a Pod: the memory benchmark writes it at once, in one, as
-// kwok would take its 10,000 Pods far longer than the rest of the benchmark
-// (the stages' writes compete with the benchmark's own for two cores). kwok
+// same after playing each step for a second (hack/kwok/stages), in a status
+// write for each: the memory and TTL benchmarks write it at once, in one,
+// as kwok would take their 10,000 Pods far longer than the rest of the
+// benchmark (the stages' writes compete with the benchmark's own for two
+// cores); the burst's floor leaves its Pods to kwok, as the controller's. kwok
 // then has nothing to play: no stage matches an ended Pod, and a write of a
 // stage it had already queued for the Pod is refused, as a terminated
 // container of such a Pod may not run again.
