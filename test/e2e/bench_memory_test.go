@@ -28,9 +28,11 @@ import (
 // through the controller would take this two-core machine several minutes
 // for the same end state. Then the manager starts, reconciles each run once
 // (finding nothing to do) and settles; its RSS is read from /proc. It
-// ignores b.N: run it with -benchtime=1x.
+// ignores b.N: run it with -benchtime=1x. BENCH_MEMORY_RUNS sets another
+// count of finished runs, for a quick look at a smaller cluster.
 func BenchmarkControllerMemory(b *testing.B) {
-	const finishedRuns, tasks = 10000, 20
+	const tasks = 20
+	finishedRuns := runsFromEnv(b, "BENCH_MEMORY_RUNS", 10000)
 	c := newCluster(b, "bench-memory")
 	// Writing 10,000 runs that name a ServiceAccount would ask the API server
 	// 10,000 SubjectAccessReviews, through a webhook that times out on a busy
@@ -65,7 +67,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 	start = time.Now()
 	m := startManagerWithMetrics(b, c)
 	waitFor(b, 5*time.Minute, "the manager to reconcile every run", func(context.Context) error {
-		if n := m.metrics(b).reconciles(); n < finishedRuns {
+		if n := m.metrics(b).reconciles(); n < float64(finishedRuns) {
 			return fmt.Errorf("%v reconciles", n)
 		}
 		return nil
@@ -83,7 +85,7 @@ func BenchmarkControllerMemory(b *testing.B) {
 	m.collectGarbage(b)
 	rssAfterGC := settledRSSMB(b, m)
 	heap := m.metrics(b).Sum("go_memstats_heap_inuse_bytes", nil)
-	m.saveProfile(b, "heap", "manager-heap-10000-finished-runs")
+	m.saveProfile(b, "heap", fmt.Sprintf("manager-heap-%d-finished-runs", finishedRuns))
 	b.ReportMetric(rss, "rss-MB")
 	b.ReportMetric(rssAfterGC, "rss-after-gc-MB")
 	b.ReportMetric(peakRSSMB(b, m.cmd.Process.Pid), "peak-rss-MB")
@@ -92,9 +94,10 @@ func BenchmarkControllerMemory(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// waitPodsEnded waits until kwok, playing the kubelet, has ended every Pod,
-// as the Pod of a finished run has: the manager caches only the Pods that
-// have not ended. It asks every 5 s (each ask is a LIST that the API server
+// waitPodsEnded waits until every Pod has ended, as the Pod of a finished
+// run has: the manager caches only the Pods that have not ended. kwok,
+// playing the kubelet, ends them, unless the benchmark wrote their ended
+// status itself (endPod). It asks every 5 s (each ask is a LIST that the API server
 // filters), for one Pod that has not ended.
 func waitPodsEnded(b *testing.B, c *cluster) {
 	b.Helper()
@@ -136,12 +139,14 @@ func settledRSSMB(b *testing.B, m *manager) float64 {
 // step succeeded: the run, its Pod (bound to node if one is given, so that
 // the scheduler has nothing to do), and the run's final status.
 func createFinishedRun(c *cluster, name, node string) error {
-	return writeFinishedRun(c, wrappers.TaskRun(ns, name, "work").Obj(), node)
+	return writeFinishedRun(c, wrappers.TaskRun(ns, name, "work").Obj(), node, false)
 }
 
 // writeFinishedRun creates run (of Task "work", one step), its Pod bound to
 // node, and the final status the controller writes when that step succeeds.
-func writeFinishedRun(c *cluster, run *v1.TaskRun, node string) error {
+// With endNow, it also writes the Pod's ended status itself (endPod), where
+// kwok would otherwise play it.
+func writeFinishedRun(c *cluster, run *v1.TaskRun, node string, endNow bool) error {
 	ctx := context.Background()
 	name := run.Name
 	if err := c.client.Create(ctx, run); err != nil {
@@ -152,8 +157,15 @@ func writeFinishedRun(c *cluster, run *v1.TaskRun, node string) error {
 	if err := c.client.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating the Pod of %s: %w", name, err)
 	}
-	patch := client.MergeFrom(run.DeepCopy())
 	now := metav1.Now()
+	if endNow {
+		ended := client.MergeFrom(pod.DeepCopy())
+		endPod(pod, now)
+		if err := c.client.Status().Patch(ctx, pod, ended); err != nil {
+			return fmt.Errorf("writing the status of the Pod of %s: %w", name, err)
+		}
+	}
+	patch := client.MergeFrom(run.DeepCopy())
 	run.Status = v1.TaskRunStatus{PodName: pod.Name, StartTime: &now, CompletionTime: &now,
 		Conditions: []metav1.Condition{{Type: v1.ConditionSucceeded, Status: metav1.ConditionTrue,
 			Reason: string(v1.ReasonSucceeded), Message: "every step exited 0", LastTransitionTime: now}},

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -262,21 +261,6 @@ func reportStepCosts(b *testing.B, times map[timesKey][]runTimes, run, kind stri
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-}
-
-// runsFromEnv is the count of runs the environment variable name asks
-// for, def if it is unset.
-func runsFromEnv(b *testing.B, name string, def int) int {
-	b.Helper()
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a count of runs", name, s)
-	}
-	return n
 }
 
 // median is the median of durations, in ms.

@@ -93,7 +93,7 @@ func BenchmarkTTLDeletion(b *testing.B) {
 func createExpiredRun(c *cluster, name, node string) error {
 	run := wrappers.TaskRun(ns, name, "work").Obj()
 	run.Spec.TTLSecondsAfterFinished = ptr.To[int32](1)
-	return writeFinishedRun(c, run, node)
+	return writeFinishedRun(c, run, node, true)
 }
 
 // countLeft returns how many objects of kind (a list kind) are left in ns:

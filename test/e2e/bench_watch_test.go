@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -151,6 +153,21 @@ func runNames(prefix string, n int) []string {
 		names[i] = fmt.Sprintf("%s-%05d", prefix, i)
 	}
 	return names
+}
+
+// runsFromEnv is the count of runs the environment variable name asks
+// for, def if it is unset.
+func runsFromEnv(b *testing.B, name string, def int) int {
+	b.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a count of runs", name, s)
+	}
+	return n
 }
 
 // inParallel calls do for each name, workers at a time, and fails on the
