@@ -12,8 +12,9 @@ import (
 
 // TestBuildNamesTheTaskVersion: the Pod of a run that runs its Task as
 // read names that Task's version, which the run's next status write pins;
-// a run with a pinned or an inline spec, or a Task with no version, names
-// none.
+// a run with a pinned or an inline spec names none, even given a Task read
+// from the API server, and neither does a Task with no version (one that
+// runstate.TaskToRun made of a pinned or an inline spec).
 func TestBuildNamesTheTaskVersion(t *testing.T) {
 	task := wrappers.Task("ns", "t").Step("a", "alpine:3", "true").Obj()
 	task.UID, task.Generation, task.ResourceVersion = "0b1c", 2, "4711"
@@ -24,13 +25,13 @@ func TestBuildNamesTheTaskVersion(t *testing.T) {
 	}{
 		"its Task, as read":  {run: wrappers.TaskRun("ns", "run", "t").Obj(), task: task, want: "0b1c/2/4711"},
 		"a Task unversioned": {run: wrappers.TaskRun("ns", "run", "t").Obj(), task: wrappers.Task("ns", "t").Step("a", "alpine:3", "true").Obj()},
-		"pinned":             {run: wrappers.TaskRun("ns", "run", "t").Pinned(task.Spec).Obj()},
-		"inline":             {run: wrappers.TaskRun("ns", "run", "").Inline(task.Spec).Obj()},
+		"pinned":             {run: wrappers.TaskRun("ns", "run", "t").Pinned(task.Spec).Obj(), task: task},
+		"inline":             {run: wrappers.TaskRun("ns", "run", "").Inline(task.Spec).Obj(), task: task},
+		"pinned, as run":     {run: wrappers.TaskRun("ns", "run", "t").Pinned(task.Spec).Obj(), task: runstate.TaskToRun(wrappers.TaskRun("ns", "run", "t").Pinned(task.Spec).Obj(), task)},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ran := runstate.TaskToRun(tc.run, tc.task)
-			pod, err := Build(tc.run, ran, Inputs{Name: "run-pod"})
+			pod, err := Build(tc.run, tc.task, Inputs{Name: "run-pod"})
 			if err != nil {
 				t.Fatal(err)
 			}
